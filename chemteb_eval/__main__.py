@@ -1,0 +1,3 @@
+from chemteb_eval.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""Bitext mining: find each source row's translation among the targets by cosine similarity."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
+from ._validation import (
+    FloatArray,
+    as_embeddings,
+    as_labels,
+    check_nonzero_rows,
+    check_positive_int,
+    l2_normalize,
+)
+
+__all__ = ["nearest_neighbours", "score_bitext_mining"]
+
+
+def nearest_neighbours(
+    queries: FloatArray, targets: FloatArray, *, chunk_size: int = 1024
+) -> NDArray[np.int64]:
+    """Index of the most cosine-similar target for every query row.
+
+    The similarity matrix is built ``chunk_size`` query rows at a time, so memory stays at
+    ``chunk_size x n_targets`` floats. Ties go to the lowest target index.
+    """
+    q = l2_normalize(queries)
+    t = l2_normalize(targets)
+    out = np.empty(len(q), dtype=np.int64)
+    for start in range(0, len(q), chunk_size):
+        sims = q[start : start + chunk_size] @ t.T
+        out[start : start + chunk_size] = np.argmax(sims, axis=1)
+    return out
+
+
+def score_bitext_mining(
+    source_embeddings: Any,
+    target_embeddings: Any,
+    gold: Any = None,
+    *,
+    chunk_size: int = 1024,
+) -> dict[str, float]:
+    """Score bitext mining: each source row's top-1 target by cosine similarity against the gold.
+
+    Precision, recall and F1 are scikit-learn's ``average="weighted"`` with ``zero_division=0``
+    over target indices, as MTEB computes them: each gold target has support 1, and a target
+    that attracts many sources (a hub) is punished through precision. That is why published F1
+    values on ChemTEB's SMILES tasks are near 0.002.
+
+    Args:
+        source_embeddings: (n_source, d) embeddings of the source texts.
+        target_embeddings: (n_target, d) embeddings of the candidate translations.
+        gold: for each source row the index of its true target; default row ``i`` -> target ``i``
+            (then n_source must equal n_target).
+        chunk_size: source rows scored at a time (memory: chunk_size x n_target floats).
+
+    Returns:
+        accuracy, precision, recall, f1 and main_score (f1).
+    """
+    src = as_embeddings("source_embeddings", source_embeddings)
+    tgt = as_embeddings("target_embeddings", target_embeddings, dim=src.shape[1])
+    check_nonzero_rows("source_embeddings", src)
+    check_nonzero_rows("target_embeddings", tgt)
+    chunk_size = check_positive_int("chunk_size", chunk_size)
+    if gold is None:
+        if len(src) != len(tgt):
+            raise ValueError(
+                f"references: without gold indices, source_embeddings ({len(src)} rows) and "
+                f"target_embeddings ({len(tgt)} rows) must align row by row; pass the gold target "
+                "index of every source row."
+            )
+        y_true = np.arange(len(src), dtype=np.int64)
+    else:
+        y_true = as_labels("references", gold)
+        if y_true.dtype.kind not in "iu":
+            raise ValueError("references: gold target indices must be integers.")
+        if len(y_true) != len(src):
+            raise ValueError(
+                f"length mismatch: references has {len(y_true)} rows, source_embeddings has "
+                f"{len(src)}; give one gold target index per source row."
+            )
+        out_of_range = (y_true < 0) | (y_true >= len(tgt))
+        if out_of_range.any():
+            i = int(np.flatnonzero(out_of_range)[0])
+            raise ValueError(
+                f"references: gold index {int(y_true[i])} at row {i} is out of range for "
+                f"{len(tgt)} targets."
+            )
+    if src.dtype != tgt.dtype:
+        src, tgt = src.astype(np.float64), tgt.astype(np.float64)
+    y_pred = nearest_neighbours(src, tgt, chunk_size=chunk_size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        # One call gives what MTEB's separate precision/recall/f1_score calls give.
+        precision, recall, f1, _ = precision_recall_fscore_support(
+            y_true, y_pred, zero_division=0, average="weighted"
+        )
+    return {
+        "accuracy": float(accuracy_score(y_true, y_pred)),
+        "precision": float(precision),
+        "recall": float(recall),
+        "f1": float(f1),
+        "main_score": float(f1),
+    }

@@ -1,0 +1,167 @@
+"""Classification: a logistic-regression probe on frozen embeddings (MTEB's protocol)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.exceptions import ConvergenceWarning, UndefinedMetricWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import (
+    accuracy_score,
+    average_precision_score,
+    f1_score,
+    precision_score,
+    recall_score,
+)
+
+from ._validation import as_embeddings, as_labels, check_positive_int, check_same_length
+
+__all__ = ["score_classification", "undersample_indices"]
+
+
+def undersample_indices(
+    labels: NDArray[Any], n_experiments: int, samples_per_label: int, seed: int
+) -> list[NDArray[np.int64]]:
+    """The training rows each experiment uses, exactly as MTEB draws them.
+
+    One index list is kept across experiments and shuffled in place before each experiment by a
+    fresh ``np.random.RandomState(seed)`` (so experiment ``i`` sees the permutation applied
+    ``i + 1`` times); walking it, the first ``samples_per_label`` rows of each label are kept.
+
+    Args:
+        labels: the training labels.
+        n_experiments: how many experiments.
+        samples_per_label: rows kept per label.
+        seed: the seed of every shuffle.
+
+    Returns:
+        One array of row indices per experiment, in walk order (the order the probe sees them).
+    """
+    idxs = np.arange(len(labels))
+    _, codes = np.unique(labels, return_inverse=True)
+    selections = []
+    for _ in range(n_experiments):
+        # A 1-D array shuffles with the same draws as the Python list MTEB shuffles.
+        np.random.RandomState(seed).shuffle(idxs)
+        walked = codes[idxs]
+        # Rank of each walked row among earlier rows of its label: a stable sort by label keeps
+        # walk order inside each label, so the rank is the position minus the label's start.
+        order = np.argsort(walked, kind="stable")
+        sorted_codes = walked[order]
+        starts = np.searchsorted(sorted_codes, sorted_codes, side="left")
+        rank = np.empty(len(idxs), dtype=np.int64)
+        rank[order] = np.arange(len(idxs)) - starts
+        selections.append(idxs[rank < samples_per_label].copy())
+    return selections
+
+
+def _binary_ap(y_test: NDArray[Any], y_pred: NDArray[Any]) -> tuple[float, float]:
+    classes = np.unique(y_test)
+    if y_test.dtype.kind in "iu" and set(classes.tolist()) in ({0, 1}, {-1, 1}):
+        # MTEB passes the hard labels to average_precision_score as scores; keep that exactly.
+        y_true, y_score = y_test, y_pred
+    else:
+        # sklearn needs {0,1} or {-1,1} here; like its LabelBinarizer, the larger class is positive.
+        positive = classes[1]
+        y_true = (y_test == positive).astype(np.int64)
+        y_score = (y_pred == positive).astype(np.int64)
+    ap = average_precision_score(y_true, y_score, average="macro")
+    ap_weighted = average_precision_score(y_true, y_score, average="weighted")
+    return float(ap), float(ap_weighted)
+
+
+def _experiment_scores(y_test: NDArray[Any], y_pred: NDArray[Any]) -> dict[str, float]:
+    with warnings.catch_warnings():
+        # Classes never predicted get precision 0, as in the reference; the warning is noise here.
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        scores = {
+            "accuracy": float(accuracy_score(y_test, y_pred)),
+            "f1": float(f1_score(y_test, y_pred, average="macro")),
+            "f1_weighted": float(f1_score(y_test, y_pred, average="weighted")),
+            "precision": float(precision_score(y_test, y_pred, average="macro")),
+            "precision_weighted": float(precision_score(y_test, y_pred, average="weighted")),
+            "recall": float(recall_score(y_test, y_pred, average="macro")),
+            "recall_weighted": float(recall_score(y_test, y_pred, average="weighted")),
+        }
+    if len(np.unique(y_test)) == 2:
+        scores["ap"], scores["ap_weighted"] = _binary_ap(y_test, y_pred)
+    return scores
+
+
+def score_classification(
+    train_embeddings: Any,
+    train_labels: Any,
+    test_embeddings: Any,
+    test_labels: Any,
+    *,
+    n_experiments: int = 10,
+    samples_per_label: int = 8,
+    seed: int = 42,
+    max_iter: int = 100,
+    full_train: bool = False,
+) -> dict[str, Any]:
+    """Score embeddings with MTEB's logistic-regression probe.
+
+    For each of ``n_experiments`` experiments, ``samples_per_label`` training rows per label are
+    drawn (see :func:`undersample_indices`), ``LogisticRegression(max_iter, random_state=seed)``
+    is fitted on them and the whole test split is predicted. Scores are averaged over experiments.
+
+    Args:
+        train_embeddings: (n_train, d) embeddings of the training texts.
+        train_labels: n_train labels (ints or strings).
+        test_embeddings: (n_test, d) embeddings of the test texts.
+        test_labels: n_test labels.
+        n_experiments: number of undersampling experiments.
+        samples_per_label: training rows kept per label in each experiment.
+        seed: seed of the undersampling shuffles and of the classifier.
+        max_iter: the classifier's iteration limit.
+        full_train: train once on all training rows instead of undersampling.
+
+    Returns:
+        accuracy, f1, precision, recall (macro), their ``_weighted`` variants, ``ap`` and
+        ``ap_weighted`` when the test split has exactly two classes, ``scores_per_experiment``
+        and ``main_score`` (accuracy).
+    """
+    x_train = as_embeddings("train_embeddings", train_embeddings)
+    x_test = as_embeddings("test_embeddings", test_embeddings, dim=x_train.shape[1])
+    y_train = as_labels("train_labels", train_labels)
+    y_test = as_labels("test_labels", test_labels)
+    check_same_length(train_embeddings=x_train, train_labels=y_train)
+    check_same_length(test_embeddings=x_test, test_labels=y_test)
+    if (y_train.dtype.kind == "U") != (y_test.dtype.kind == "U"):
+        raise ValueError(
+            "test_labels: must be the same kind as train_labels (both ints or both strings), got "
+            f"{y_test.dtype} and {y_train.dtype}."
+        )
+    if len(np.unique(y_train)) < 2:
+        raise ValueError(
+            "train_labels: the probe needs at least two classes, got only "
+            f"{np.unique(y_train).tolist()!r}."
+        )
+    n_experiments = check_positive_int("n_experiments", n_experiments)
+    samples_per_label = check_positive_int("samples_per_label", samples_per_label)
+    max_iter = check_positive_int("max_iter", max_iter)
+
+    if full_train:
+        selections = [np.arange(len(y_train))]
+    else:
+        selections = undersample_indices(y_train, n_experiments, samples_per_label, seed)
+
+    per_experiment = []
+    for rows in selections:
+        clf = LogisticRegression(max_iter=max_iter, random_state=seed)
+        with warnings.catch_warnings():
+            # 100 lbfgs iterations is the protocol; not converging is expected and not an error.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf.fit(x_train[rows], y_train[rows])
+        per_experiment.append(_experiment_scores(y_test, clf.predict(x_test)))
+
+    result: dict[str, Any] = {
+        key: float(np.mean([s[key] for s in per_experiment])) for key in per_experiment[0]
+    }
+    result["scores_per_experiment"] = per_experiment
+    result["main_score"] = result["accuracy"]
+    return result

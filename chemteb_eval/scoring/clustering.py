@@ -1,0 +1,61 @@
+"""Clustering: mini-batch k-means on embeddings, scored by V-measure (MTEB's protocol)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.cluster import MiniBatchKMeans
+from sklearn.metrics.cluster import homogeneity_completeness_v_measure
+
+from ._validation import as_embeddings, as_labels, check_positive_int, check_same_length
+
+__all__ = ["score_clustering"]
+
+
+def score_clustering(
+    embeddings: Any,
+    labels: Any,
+    *,
+    batch_size: int = 500,
+    seed: int = 42,
+    n_clusters: int | None = None,
+) -> dict[str, float]:
+    """Cluster the embeddings with mini-batch k-means and compare with the true labels.
+
+    ``MiniBatchKMeans(n_clusters, batch_size, n_init="auto", random_state=seed)`` (one k-means++
+    initialisation) is fitted once; the assignments are compared with ``labels``.
+
+    Args:
+        embeddings: (n, d) embeddings.
+        labels: n true labels (ints or strings).
+        batch_size: k-means mini-batch size (500 in MTEB; not the encoding batch size).
+        seed: k-means random state.
+        n_clusters: number of clusters; default the number of distinct labels.
+
+    Returns:
+        v_measure, homogeneity, completeness and main_score (v_measure).
+    """
+    x = as_embeddings("embeddings", embeddings)
+    y = as_labels("labels", labels)
+    n = check_same_length(embeddings=x, labels=y)
+    n_labels = len(np.unique(y))
+    if n_labels < 2:
+        raise ValueError(
+            f"labels: clustering needs at least two distinct labels, got only {np.unique(y).tolist()!r}."
+        )
+    k = n_labels if n_clusters is None else check_positive_int("n_clusters", n_clusters)
+    if k > n:
+        raise ValueError(f"n_clusters: {k} clusters cannot be formed from {n} samples.")
+    batch_size = check_positive_int("batch_size", batch_size)
+    model = MiniBatchKMeans(
+        n_clusters=k, batch_size=batch_size, n_init="auto", compute_labels=True, random_state=seed
+    )
+    model.fit(x)
+    homogeneity, completeness, v_measure = homogeneity_completeness_v_measure(y, model.labels_)
+    return {
+        "v_measure": float(v_measure),
+        "homogeneity": float(homogeneity),
+        "completeness": float(completeness),
+        "main_score": float(v_measure),
+    }

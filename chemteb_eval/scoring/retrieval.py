@@ -1,0 +1,259 @@
+"""Retrieval: exact cosine top-k search and trec_eval-convention ranking metrics."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._validation import (
+    FloatArray,
+    as_embeddings,
+    check_nonzero_rows,
+    check_positive_int,
+    l2_normalize,
+)
+
+__all__ = ["DEFAULT_K_VALUES", "rank_corpus", "score_retrieval", "trec_metrics"]
+
+DEFAULT_K_VALUES: tuple[int, ...] = (1, 3, 5, 10, 20, 100, 1000)
+
+
+def _as_ids(name: str, ids: Any, n_rows: int, rows_name: str) -> list[str]:
+    if ids is None:
+        raise ValueError(f"{name}: missing; pass one id per row of {rows_name}.")
+    if hasattr(ids, "tolist"):
+        ids = ids.tolist()
+    out = [str(i) for i in ids]
+    if len(out) != n_rows:
+        raise ValueError(
+            f"length mismatch: {name} has {len(out)} ids, {rows_name} has {n_rows} rows."
+        )
+    if len(set(out)) != len(out):
+        seen: set[str] = set()
+        dup = next(i for i in out if i in seen or seen.add(i))  # type: ignore[func-returns-value]
+        raise ValueError(f"{name}: ids must be unique; {dup!r} occurs more than once.")
+    return out
+
+
+def _as_grade(qid: str, did: str, grade: Any) -> int:
+    try:
+        value = float(grade)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"qrels: grade of query {qid!r}, document {did!r} is {grade!r}; grades must be integers."
+        ) from None
+    if not math.isfinite(value) or value != int(value) or value < 0:
+        raise ValueError(
+            f"qrels: grade of query {qid!r}, document {did!r} is {grade!r}; grades must be "
+            "non-negative integers (0 = judged not relevant)."
+        )
+    return int(value)
+
+
+def rank_corpus(
+    queries: FloatArray,
+    corpus: FloatArray,
+    corpus_ids: Sequence[str],
+    top_k: int,
+    *,
+    chunk_size: int = 256,
+) -> NDArray[np.int64]:
+    """Row indices of the ``top_k`` most cosine-similar documents per query, best first.
+
+    Ties in score are broken by document id, descending, compared as strings (trec_eval's order),
+    including ties at the top-k boundary. Similarities are computed ``chunk_size`` queries at a
+    time in the embeddings' own precision.
+    """
+    n_docs = len(corpus)
+    k = min(top_k, n_docs)
+    # Position of each document in descending string order of ids: the tie-break key.
+    id_order = np.argsort(np.asarray(corpus_ids, dtype=str), kind="stable")
+    id_rank = np.empty(n_docs, dtype=np.int64)
+    id_rank[id_order] = np.arange(n_docs)
+    q = l2_normalize(queries)
+    c = l2_normalize(corpus)
+    out = np.empty((len(q), k), dtype=np.int64)
+    rows = np.arange(min(chunk_size, len(q)))[:, None]
+    for start in range(0, len(q), chunk_size):
+        sims = q[start : start + chunk_size] @ c.T
+        r = rows[: len(sims)]
+        if k < n_docs:
+            cand = np.argpartition(sims, n_docs - k, axis=1)[:, n_docs - k :]
+            kth = sims[r, cand].min(axis=1)
+            n_at_least = (sims >= kth[:, None]).sum(axis=1)
+            for i in np.flatnonzero(n_at_least > k):
+                # Documents tied with the k-th score: take the whole tie and let the id decide.
+                wide = np.flatnonzero(sims[i] >= kth[i])
+                order = np.lexsort((-id_rank[wide], -sims[i, wide]))
+                out[start + i] = wide[order[:k]]
+            exact = n_at_least == k
+            cand = cand[exact]
+            sub = sims[exact]
+            order = np.lexsort((-id_rank[cand], -sub[np.arange(len(cand))[:, None], cand]), axis=1)
+            out[start : start + len(sims)][exact] = np.take_along_axis(cand, order, axis=1)
+        else:
+            order = np.lexsort((np.broadcast_to(-id_rank, sims.shape), -sims), axis=1)
+            out[start : start + len(sims)] = order
+    return out
+
+
+def trec_metrics(
+    ranked_grades: NDArray[np.int64],
+    judged_grades: Sequence[Sequence[int]],
+    k_values: Sequence[int],
+) -> dict[str, NDArray[np.float64]]:
+    """Per-query ranking metrics by trec_eval's definitions (and MTEB's MRR).
+
+    Args:
+        ranked_grades: (n_queries, K) grade of the document at each rank (0 if not relevant).
+        judged_grades: per query, the grades of all its relevant (grade > 0) judged documents,
+            whether or not they are in the corpus (they count in recall's denominator and in the
+            ideal DCG).
+        k_values: cut-offs.
+
+    Returns:
+        ``{ndcg,map,recall,precision,mrr}_at_{k}`` -> one value per query.
+    """
+    n_q, depth = ranked_grades.shape
+    relevant = ranked_grades > 0
+    hits = np.cumsum(relevant, axis=1)
+    ranks = np.arange(1, depth + 1)
+    discounts = np.log2(ranks + 1.0)
+    dcg = np.cumsum(ranked_grades / discounts, axis=1)
+    ap_terms = np.cumsum(np.where(relevant, hits / ranks, 0.0), axis=1)
+    n_rel = np.array([len(g) for g in judged_grades], dtype=np.float64)
+    max_k = max(k_values)
+    ideal = np.zeros((n_q, max_k))
+    for i, grades in enumerate(judged_grades):
+        top = np.sort(np.asarray(grades, dtype=np.float64))[::-1][:max_k]
+        ideal[i, : len(top)] = top
+    idcg = np.cumsum(ideal / np.log2(np.arange(1, max_k + 1) + 1.0), axis=1)
+    first_hit = np.where(relevant.any(axis=1), np.argmax(relevant, axis=1), depth)
+
+    out: dict[str, NDArray[np.float64]] = {}
+    for k in k_values:
+        if depth == 0:
+            zeros = np.zeros(n_q)
+            dcg_k = ap_k = hits_k = zeros
+        else:
+            cut = min(k, depth) - 1
+            dcg_k, ap_k, hits_k = dcg[:, cut], ap_terms[:, cut], hits[:, cut].astype(np.float64)
+        out[f"ndcg_at_{k}"] = dcg_k / idcg[:, k - 1]
+        out[f"map_at_{k}"] = ap_k / n_rel
+        out[f"recall_at_{k}"] = hits_k / n_rel
+        out[f"precision_at_{k}"] = hits_k / k
+        out[f"mrr_at_{k}"] = np.where(first_hit < k, 1.0 / (first_hit + 1), 0.0)
+    return out
+
+
+def score_retrieval(
+    query_embeddings: Any,
+    corpus_embeddings: Any,
+    query_ids: Any,
+    corpus_ids: Any,
+    qrels: Mapping[Any, Mapping[Any, Any]],
+    *,
+    k_values: Sequence[int] = DEFAULT_K_VALUES,
+    decimals: int | None = 5,
+    chunk_size: int = 256,
+) -> dict[str, float]:
+    """Exact cosine retrieval scored as MTEB scores it (pytrec_eval for nDCG/MAP/recall/P).
+
+    Conventions (trec_eval's): graded gain = relevance, log2 discount; ties in score broken by
+    document id descending as strings; MAP@k and recall@k divide by all relevant documents;
+    P@k divides by k. A query with no relevant document is not scored. A relevant document
+    missing from ``corpus_ids`` counts as relevant but is never retrieved (a warning gives the
+    count). Metrics are means over the scored queries.
+
+    Args:
+        query_embeddings: (n_queries, d) query embeddings.
+        corpus_embeddings: (n_docs, d) document embeddings.
+        query_ids: one id per query row (compared as strings).
+        corpus_ids: one id per document row (compared as strings).
+        qrels: ``{query_id: {doc_id: grade}}``; grades are non-negative integers, > 0 relevant.
+        k_values: cut-offs; documents are retrieved to depth ``max(k_values)``.
+        decimals: MTEB rounds the means of nDCG, MAP, recall and precision to 5 decimals (MRR is
+            not rounded); ``None`` keeps full precision.
+        chunk_size: queries scored at a time (memory: chunk_size x n_docs floats).
+
+    Returns:
+        ``{ndcg,map,recall,precision,mrr}_at_{k}`` for every k and main_score (ndcg_at_10, or
+        nDCG at the first k when 10 is not among the cut-offs).
+    """
+    q_emb = as_embeddings("query_embeddings", query_embeddings)
+    c_emb = as_embeddings("corpus_embeddings", corpus_embeddings, dim=q_emb.shape[1])
+    check_nonzero_rows("query_embeddings", q_emb)
+    check_nonzero_rows("corpus_embeddings", c_emb)
+    qids = _as_ids("query_ids", query_ids, len(q_emb), "query_embeddings")
+    dids = _as_ids("corpus_ids", corpus_ids, len(c_emb), "corpus_embeddings")
+    if isinstance(k_values, int) or not k_values:
+        raise ValueError(f"k_values: must be a non-empty sequence of positive integers, got {k_values!r}.")
+    k_values = sorted({check_positive_int("k_values", k) for k in k_values})
+    chunk_size = check_positive_int("chunk_size", chunk_size)
+    if not isinstance(qrels, Mapping):
+        raise ValueError(f"qrels: must be a mapping {{query_id: {{doc_id: grade}}}}, got {type(qrels).__name__}.")
+
+    qid_row = {q: i for i, q in enumerate(qids)}
+    did_row = {d: i for i, d in enumerate(dids)}
+    judged: dict[str, dict[str, int]] = {}
+    for raw_qid, docs in qrels.items():
+        qid = str(raw_qid)
+        if qid not in qid_row:
+            unknown = [str(q) for q in qrels if str(q) not in qid_row]
+            raise ValueError(
+                f"qrels: {len(unknown)} query id(s) are not in query_ids, e.g. {unknown[:3]!r}; "
+                "pass the embeddings of every judged query."
+            )
+        if not isinstance(docs, Mapping):
+            raise ValueError(f"qrels: entry of query {qid!r} must be a mapping {{doc_id: grade}}.")
+        judged[qid] = {str(d): _as_grade(qid, str(d), g) for d, g in docs.items()}
+
+    scored = [q for q in qids if any(g > 0 for g in judged.get(q, {}).values())]
+    if not scored:
+        raise ValueError("qrels: no query has a relevant document (grade > 0); nothing to score.")
+    missing = sum(
+        1 for q in scored for d, g in judged[q].items() if g > 0 and d not in did_row
+    )
+    if missing:
+        warnings.warn(
+            f"qrels: {missing} relevant document id(s) are not in corpus_ids; they count as "
+            "relevant but can never be retrieved (trec_eval's convention).",
+            stacklevel=2,
+        )
+
+    rows = np.array([qid_row[q] for q in scored], dtype=np.int64)
+    q_emb, c_emb = (q_emb, c_emb) if q_emb.dtype == c_emb.dtype else (q_emb.astype(np.float64), c_emb.astype(np.float64))
+    ranked = rank_corpus(q_emb[rows], c_emb, dids, max(k_values), chunk_size=chunk_size)
+
+    # Grade of every retrieved document: look up (query, doc) keys in the sorted judged pairs.
+    pair_keys, pair_grades = [], []
+    for i, q in enumerate(scored):
+        for d, g in judged[q].items():
+            if g > 0 and d in did_row:
+                pair_keys.append(i * len(dids) + did_row[d])
+                pair_grades.append(g)
+    keys = np.asarray(pair_keys, dtype=np.int64)
+    order = np.argsort(keys)
+    keys, grades = keys[order], np.asarray(pair_grades, dtype=np.int64)[order]
+    wanted = np.arange(len(scored), dtype=np.int64)[:, None] * len(dids) + ranked
+    pos = np.clip(np.searchsorted(keys, wanted), 0, max(len(keys) - 1, 0))
+    ranked_grades = np.where(keys[pos] == wanted, grades[pos], 0) if len(keys) else np.zeros_like(wanted)
+
+    judged_relevant = [[g for g in judged[q].values() if g > 0] for q in scored]
+    per_query = trec_metrics(ranked_grades, judged_relevant, k_values)
+
+    result: dict[str, float] = {}
+    for name in ("ndcg", "map", "recall", "precision", "mrr"):
+        for k in k_values:
+            # Python's left-to-right sum, as the reference averages.
+            mean = sum(per_query[f"{name}_at_{k}"].tolist()) / len(scored)
+            if decimals is not None and name != "mrr":
+                mean = round(mean, decimals)
+            result[f"{name}_at_{k}"] = float(mean)
+    result["main_score"] = result["ndcg_at_10"] if 10 in k_values else result[f"ndcg_at_{k_values[0]}"]
+    return result
