@@ -1,0 +1,59 @@
+"""Text shared by the evaluate modules' cards and docstrings: citations and protocol defaults.
+
+The defaults are read from the scoring functions' signatures, so the cards never restate (and
+never drift from) a default that lives in code.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+CHEMTEB_CITATION = """\
+@article{kasmaee2024chemteb,
+  title   = {ChemTEB: Chemical Text Embedding Benchmark, an Overview of Embedding Models
+             Performance \\& Efficiency on a Specific Domain},
+  author  = {Kasmaee, Ali Shiraee and Khodadad, Mohammad and Saloot, Mohammad Arshi and
+             Sherck, Nick and Dokas, Stephen and Mahyar, Hamidreza and Samiee, Soheila},
+  journal = {arXiv preprint arXiv:2412.00532},
+  year    = {2024}
+}
+@article{muennighoff2022mteb,
+  title   = {MTEB: Massive Text Embedding Benchmark},
+  author  = {Muennighoff, Niklas and Tazi, Nouamane and Magne, Lo{\\\"\\i}c and Reimers, Nils},
+  journal = {arXiv preprint arXiv:2210.07316},
+  year    = {2022}
+}
+"""
+
+REFERENCE_URLS = [
+    "https://arxiv.org/abs/2412.00532",
+    "https://github.com/embeddings-benchmark/mteb",
+]
+
+
+def protocol_defaults(func: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword-only parameters of a scoring function with their defaults."""
+    return {
+        name: p.default
+        for name, p in inspect.signature(func).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+def inputs_description(func: Callable[..., Any], inputs: str, returns: str) -> str:
+    """An evaluate ``inputs_description``: the data arguments, then the protocol parameters.
+
+    Args:
+        func: the scoring function the module wraps.
+        inputs: one indented line per data argument of ``compute``.
+        returns: the output keys.
+
+    Returns:
+        The text evaluate shows as the module's inputs description.
+    """
+    params = "\n".join(
+        f"    {name} (optional, default {default!r})" for name, default in protocol_defaults(func).items()
+    )
+    return f"Args:\n{inputs.rstrip()}\nProtocol parameters (compute keyword arguments):\n{params}\nReturns:\n{returns}"

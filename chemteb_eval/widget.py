@@ -1,0 +1,128 @@
+"""The Gradio widget behind every metric Space (``metrics/<name>/app.py``).
+
+evaluate's own ``launch_gradio_widget`` does not work with gradio >= 5, so this one is ours. A
+user uploads an ``.npz`` file whose arrays are named after the module's ``compute`` arguments
+(``embeddings1``, ``references``, ...), adds any other arguments as JSON (``qrels``, protocol
+parameters) and gets the scores back as JSON. gradio is imported only when a demo is built.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["build_demo", "example_inputs", "launch_widget", "score_upload"]
+
+
+def example_inputs(module_name: str, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small random input for a module: (arrays for the .npz, JSON options).
+
+    Args:
+        module_name: one of classification, clustering, pair_classification, bitext_mining,
+            retrieval.
+        seed: random seed.
+
+    Returns:
+        The arrays and the extra JSON-able arguments.
+    """
+    rng = np.random.default_rng(seed)
+
+    def emb(n: int) -> Any:
+        return rng.standard_normal((n, 16)).astype(np.float32)
+
+    if module_name == "classification":
+        return {
+            "train_embeddings": emb(64), "train_labels": rng.integers(0, 2, 64),
+            "test_embeddings": emb(32), "references": rng.integers(0, 2, 32),
+        }, {"n_experiments": 10}
+    if module_name == "clustering":
+        return {"embeddings": emb(60), "references": rng.integers(0, 3, 60)}, {}
+    if module_name == "pair_classification":
+        a = emb(50)
+        return {"embeddings1": a, "embeddings2": a + emb(50), "references": rng.integers(0, 2, 50)}, {}
+    if module_name == "bitext_mining":
+        s = emb(40)
+        return {"source_embeddings": s, "target_embeddings": s + 0.8 * emb(40)}, {}
+    if module_name == "retrieval":
+        qrels = {f"q{i}": {f"d{int(j)}": 1} for i, j in enumerate(rng.integers(0, 100, 8))}
+        return {
+            "query_embeddings": emb(8), "corpus_embeddings": emb(100),
+            "query_ids": np.array([f"q{i}" for i in range(8)]),
+            "corpus_ids": np.array([f"d{i}" for i in range(100)]),
+        }, {"qrels": qrels}
+    raise ValueError(f"module_name: unknown metric {module_name!r}.")
+
+
+def score_upload(module: Any, npz_path: str | Path | None, options_json: str = "") -> dict[str, Any]:
+    """Score an uploaded ``.npz`` with an evaluate module.
+
+    Args:
+        module: a loaded ChemTEB evaluate module.
+        npz_path: path of the uploaded file; its array names are ``compute`` argument names.
+        options_json: a JSON object of further ``compute`` arguments (may be empty).
+
+    Returns:
+        What ``module.compute`` returns.
+    """
+    if npz_path is None:
+        raise ValueError("file: upload an .npz file whose arrays are named after compute() arguments.")
+    try:
+        with np.load(npz_path, allow_pickle=False) as npz:
+            kwargs: dict[str, Any] = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"file: not a readable .npz archive ({exc}); save it with numpy.savez.") from None
+    if options_json.strip():
+        try:
+            options = json.loads(options_json)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"options: not valid JSON ({exc}).") from None
+        if not isinstance(options, dict):
+            raise ValueError("options: must be a JSON object of compute() arguments.")
+        kwargs.update(options)
+    for key in ("references", "query_ids", "train_labels", "corpus_ids"):
+        if key in kwargs and isinstance(kwargs[key], np.ndarray):
+            kwargs[key] = kwargs[key].tolist()
+    return dict(module.compute(**kwargs))
+
+
+def build_demo(module: Any) -> Any:
+    """A gradio Blocks app for one module (gradio 6)."""
+    import gradio as gr
+
+    name = module.name
+    arrays, options = example_inputs(name)
+    example_path = Path(tempfile.mkdtemp()) / f"{name}_example.npz"
+    np.savez(example_path, **arrays)
+
+    def run(file: Any, opts: str) -> dict[str, Any]:
+        path = getattr(file, "name", file)
+        try:
+            return score_upload(module, path, opts)
+        except ValueError as exc:
+            raise gr.Error(str(exc)) from None
+
+    with gr.Blocks(title=f"ChemTEB {name}") as demo:
+        gr.Markdown(f"# ChemTEB · {name.replace('_', ' ')}\n\n{module.description}")
+        gr.Markdown(
+            "Upload an `.npz` (`numpy.savez`) whose arrays are named after the arguments below; "
+            "put other arguments (e.g. `qrels`, protocol parameters) in the JSON box.\n\n"
+            f"```\n{module.inputs_description}\n```"
+        )
+        with gr.Row():
+            with gr.Column():
+                upload = gr.File(label="inputs (.npz)", file_types=[".npz"])
+                opts = gr.Code(label="more compute() arguments (JSON)", language="json", value="{}")
+                button = gr.Button("Score", variant="primary")
+            out = gr.JSON(label="scores")
+        gr.Examples([[str(example_path), json.dumps(options)]], inputs=[upload, opts])
+        button.click(run, inputs=[upload, opts], outputs=out)
+    return demo
+
+
+def launch_widget(module: Any, **launch_kwargs: Any) -> None:
+    """Build and launch the widget (what each metric Space's ``app.py`` calls)."""
+    build_demo(module).launch(**launch_kwargs)

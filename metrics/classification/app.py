@@ -1,0 +1,9 @@
+"""The Space app of the ChemTEB classification metric: upload embeddings, get scores."""
+
+from pathlib import Path
+
+import evaluate
+
+from chemteb_eval.widget import launch_widget
+
+launch_widget(evaluate.load(str(Path(__file__).resolve().parent / "classification.py")))

@@ -1,0 +1,44 @@
+"""ChemTEB classification: a logistic-regression probe on frozen embeddings (an evaluate module)."""
+
+import datasets
+import evaluate
+
+from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval.scoring import score_classification  # From: chemteb-eval
+
+_DESCRIPTION = """\
+Scores text embeddings on a classification task the way ChemTEB (through MTEB) does: for each of
+10 experiments, 8 training rows per label are drawn with a seeded shuffle, a logistic regression
+is fitted on their embeddings and the whole test split is predicted. Accuracy, macro and weighted
+F1/precision/recall (and average precision for binary tasks) are averaged over the experiments.
+"""
+
+_KWARGS_DESCRIPTION = inputs_description(
+    score_classification,
+    """\
+    references: test labels (ints or strings), one per row of test_embeddings.
+    test_embeddings: (n_test, dim) array, tensor or list of the test texts' embeddings.
+    train_embeddings: (n_train, dim) embeddings of the training texts.
+    train_labels: n_train training labels, of the same kind as references.""",
+    "    accuracy, f1, precision, recall, f1_weighted, precision_weighted, recall_weighted,\n"
+    "    ap and ap_weighted (binary tasks only), scores_per_experiment, main_score (accuracy).",
+)
+
+
+class Classification(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=CHEMTEB_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            # Labels may be ints or strings; embeddings stay plain compute arguments, since
+            # declared features would send them through Arrow at ~100x the cost.
+            features=[
+                datasets.Features({"references": datasets.Value("int64")}),
+                datasets.Features({"references": datasets.Value("string")}),
+            ],
+            reference_urls=REFERENCE_URLS,
+        )
+
+    def _compute(self, references, train_embeddings=None, train_labels=None, test_embeddings=None, **protocol):
+        return score_classification(train_embeddings, train_labels, test_embeddings, references, **protocol)

@@ -1,0 +1,38 @@
+"""ChemTEB clustering: mini-batch k-means scored by V-measure (an evaluate module)."""
+
+import datasets
+import evaluate
+
+from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval.scoring import score_clustering  # From: chemteb-eval
+
+_DESCRIPTION = """\
+Scores text embeddings on a clustering task the way ChemTEB (through MTEB) does: mini-batch
+k-means with as many clusters as there are labels (batch size 500, one k-means++ initialisation,
+seed 42), then the V-measure between the true labels and the clusters.
+"""
+
+_KWARGS_DESCRIPTION = inputs_description(
+    score_clustering,
+    """\
+    references: true labels (ints or strings), one per row of embeddings.
+    embeddings: (n, dim) array, tensor or list of embeddings.""",
+    "    v_measure, homogeneity, completeness, main_score (v_measure).",
+)
+
+
+class Clustering(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=CHEMTEB_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"references": datasets.Value("int64")}),
+                datasets.Features({"references": datasets.Value("string")}),
+            ],
+            reference_urls=REFERENCE_URLS,
+        )
+
+    def _compute(self, references, embeddings=None, **protocol):
+        return score_clustering(embeddings, references, **protocol)

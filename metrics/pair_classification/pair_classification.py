@@ -1,0 +1,42 @@
+"""ChemTEB pair classification: best-threshold F1 over four similarity functions (an evaluate module)."""
+
+import datasets
+import evaluate
+
+from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval.scoring import score_pair_classification  # From: chemteb-eval
+
+_DESCRIPTION = """\
+Scores pairs of text embeddings against 0/1 labels the way ChemTEB (through MTEB) does: for cosine
+similarity, dot product, euclidean and manhattan distance, the best-threshold accuracy and F1
+(with precision, recall and thresholds) and the average precision; max_* is the best of the four.
+By default the threshold sweep is the one behind the published results (it may cut between equal
+scores); skip_tied_thresholds=True gives MTEB 2.x's sweep.
+"""
+
+_KWARGS_DESCRIPTION = inputs_description(
+    score_pair_classification,
+    """\
+    references: 0/1 labels (1 = the two texts belong together), one per pair.
+    embeddings1: (n, dim) embeddings of the first text of each pair.
+    embeddings2: (n, dim) embeddings of the second text of each pair.""",
+    "    {cosine,dot,euclidean,manhattan}_{accuracy,accuracy_threshold,f1,f1_threshold,precision,\n"
+    "    recall,ap}, max_{accuracy,f1,precision,recall,ap}, main_score (max_f1).",
+)
+
+
+class PairClassification(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=CHEMTEB_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"references": datasets.Value("int64")}),
+                datasets.Features({"references": datasets.Value("string")}),
+            ],
+            reference_urls=REFERENCE_URLS,
+        )
+
+    def _compute(self, references, embeddings1=None, embeddings2=None, **protocol):
+        return score_pair_classification(embeddings1, embeddings2, references, **protocol)

@@ -1,0 +1,41 @@
+"""ChemTEB retrieval: exact cosine search scored by nDCG@10 and friends (an evaluate module)."""
+
+import datasets
+import evaluate
+
+from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval.scoring import score_retrieval  # From: chemteb-eval
+
+_DESCRIPTION = """\
+Scores retrieval the way ChemTEB (through MTEB and pytrec_eval) does: an exact cosine search of
+the corpus for every query, then nDCG, MAP, recall and precision at k by trec_eval's conventions
+(graded gain, log2 discount, ties broken by document id descending) and MTEB's MRR at k.
+"""
+
+_KWARGS_DESCRIPTION = inputs_description(
+    score_retrieval,
+    """\
+    query_embeddings: (n_queries, dim) embeddings of the queries.
+    corpus_embeddings: (n_docs, dim) embeddings of the documents.
+    query_ids: one id (string or int) per query row.
+    corpus_ids: one id per document row.
+    qrels: {query_id: {doc_id: grade}}; grade > 0 means relevant.""",
+    "    {ndcg,map,recall,precision,mrr}_at_{k} for every k, main_score (ndcg_at_10).",
+)
+
+
+class Retrieval(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=CHEMTEB_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"query_ids": datasets.Value("string")}),
+                datasets.Features({"query_ids": datasets.Value("int64")}),
+            ],
+            reference_urls=REFERENCE_URLS,
+        )
+
+    def _compute(self, query_ids, query_embeddings=None, corpus_embeddings=None, corpus_ids=None, qrels=None, **protocol):
+        return score_retrieval(query_embeddings, corpus_embeddings, query_ids, corpus_ids, qrels, **protocol)
