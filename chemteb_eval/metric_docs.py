@@ -54,6 +54,7 @@ def inputs_description(func: Callable[..., Any], inputs: str, returns: str) -> s
         The text evaluate shows as the module's inputs description.
     """
     params = "\n".join(
-        f"    {name} (optional, default {default!r})" for name, default in protocol_defaults(func).items()
+        f"    {name} (optional, default {default!r})"
+        for name, default in protocol_defaults(func).items()
     )
     return f"Args:\n{inputs.rstrip()}\nProtocol parameters (compute keyword arguments):\n{params}\nReturns:\n{returns}"

@@ -36,28 +36,37 @@ def example_inputs(module_name: str, seed: int = 0) -> tuple[dict[str, Any], dic
 
     if module_name == "classification":
         return {
-            "train_embeddings": emb(64), "train_labels": rng.integers(0, 2, 64),
-            "test_embeddings": emb(32), "references": rng.integers(0, 2, 32),
+            "train_embeddings": emb(64),
+            "train_labels": rng.integers(0, 2, 64),
+            "test_embeddings": emb(32),
+            "references": rng.integers(0, 2, 32),
         }, {"n_experiments": 10}
     if module_name == "clustering":
         return {"embeddings": emb(60), "references": rng.integers(0, 3, 60)}, {}
     if module_name == "pair_classification":
         a = emb(50)
-        return {"embeddings1": a, "embeddings2": a + emb(50), "references": rng.integers(0, 2, 50)}, {}
+        return {
+            "embeddings1": a,
+            "embeddings2": a + emb(50),
+            "references": rng.integers(0, 2, 50),
+        }, {}
     if module_name == "bitext_mining":
         s = emb(40)
         return {"source_embeddings": s, "target_embeddings": s + 0.8 * emb(40)}, {}
     if module_name == "retrieval":
         qrels = {f"q{i}": {f"d{int(j)}": 1} for i, j in enumerate(rng.integers(0, 100, 8))}
         return {
-            "query_embeddings": emb(8), "corpus_embeddings": emb(100),
+            "query_embeddings": emb(8),
+            "corpus_embeddings": emb(100),
             "query_ids": np.array([f"q{i}" for i in range(8)]),
             "corpus_ids": np.array([f"d{i}" for i in range(100)]),
         }, {"qrels": qrels}
     raise ValueError(f"module_name: unknown metric {module_name!r}.")
 
 
-def score_upload(module: Any, npz_path: str | Path | None, options_json: str = "") -> dict[str, Any]:
+def score_upload(
+    module: Any, npz_path: str | Path | None, options_json: str = ""
+) -> dict[str, Any]:
     """Score an uploaded ``.npz`` with an evaluate module.
 
     Args:
@@ -69,12 +78,16 @@ def score_upload(module: Any, npz_path: str | Path | None, options_json: str = "
         What ``module.compute`` returns.
     """
     if npz_path is None:
-        raise ValueError("file: upload an .npz file whose arrays are named after compute() arguments.")
+        raise ValueError(
+            "file: upload an .npz file whose arrays are named after compute() arguments."
+        )
     try:
         with np.load(npz_path, allow_pickle=False) as npz:
             kwargs: dict[str, Any] = {k: npz[k] for k in npz.files}
     except (OSError, ValueError) as exc:
-        raise ValueError(f"file: not a readable .npz archive ({exc}); save it with numpy.savez.") from None
+        raise ValueError(
+            f"file: not a readable .npz archive ({exc}); save it with numpy.savez."
+        ) from None
     if options_json.strip():
         try:
             options = json.loads(options_json)

@@ -23,5 +23,7 @@ def rng() -> np.random.Generator:
 @pytest.fixture
 def shared_dir() -> Path:
     if not (SHARED / "reference").is_dir():
-        pytest.skip(f"../shared/reference is absent ({SHARED}); these tests read the paper's result files")
+        pytest.skip(
+            f"../shared/reference is absent ({SHARED}); these tests read the paper's result files"
+        )
     return SHARED

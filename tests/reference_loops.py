@@ -15,7 +15,7 @@ import numpy as np
 def sweep(
     scores: list[float], labels: list[int], high_more_similar: bool, skip_ties: bool
 ) -> dict[str, float]:
-    rows = sorted(zip(scores, labels), key=lambda x: x[0], reverse=high_more_similar)
+    rows = sorted(zip(scores, labels, strict=True), key=lambda x: x[0], reverse=high_more_similar)
     max_acc, best_acc_threshold = 0.0, -1.0
     positive_so_far, remaining_negatives = 0, sum(1 for v in labels if v == 0)
     for i in range(len(rows) - 1):
@@ -56,7 +56,9 @@ def sweep(
     }
 
 
-def undersample(labels: list[Any], n_experiments: int, samples_per_label: int, seed: int) -> list[list[int]]:
+def undersample(
+    labels: list[Any], n_experiments: int, samples_per_label: int, seed: int
+) -> list[list[int]]:
     idxs = list(range(len(labels)))
     out = []
     for _ in range(n_experiments):

@@ -38,7 +38,9 @@ def test_gold_indices_and_unequal_sizes() -> None:
 def test_chunking_does_not_change_neighbours(rng: np.random.Generator) -> None:
     q = rng.standard_normal((101, 16)).astype(np.float32)
     t = rng.standard_normal((57, 16)).astype(np.float32)
-    assert (nearest_neighbours(q, t, chunk_size=7) == nearest_neighbours(q, t, chunk_size=1000)).all()
+    assert (
+        nearest_neighbours(q, t, chunk_size=7) == nearest_neighbours(q, t, chunk_size=1000)
+    ).all()
 
 
 @settings(max_examples=50, deadline=None)

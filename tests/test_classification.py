@@ -75,7 +75,9 @@ def test_undersampling_hand_checked() -> None:
     per_label=st.integers(1, 5),
     seed=st.integers(0, 2**31 - 1),
 )
-def test_undersampling_equals_reference_walk(labels: list, n_experiments: int, per_label: int, seed: int) -> None:
+def test_undersampling_equals_reference_walk(
+    labels: list, n_experiments: int, per_label: int, seed: int
+) -> None:
     got = undersample_indices(np.array(labels), n_experiments, per_label, seed)
     want = undersample(labels, n_experiments, per_label, seed)
     assert [g.tolist() for g in got] == want

@@ -41,14 +41,21 @@ def test_each_folder_has_the_module_files() -> None:
 def test_classification_module(modules: dict[str, Any]) -> None:
     d = _data()
     got = modules["classification"].compute(
-        references=d["names"][40:], test_embeddings=d["x"][40:],
-        train_embeddings=d["x"][:40], train_labels=d["names"][:40], n_experiments=3,
+        references=d["names"][40:],
+        test_embeddings=d["x"][40:],
+        train_embeddings=d["x"][:40],
+        train_labels=d["names"][:40],
+        n_experiments=3,
     )
-    want = scoring.score_classification(d["x"][:40], d["names"][:40], d["x"][40:], d["names"][40:], n_experiments=3)
+    want = scoring.score_classification(
+        d["x"][:40], d["names"][:40], d["x"][40:], d["names"][40:], n_experiments=3
+    )
     assert got == want
     int_labels = modules["classification"].compute(
-        references=d["labels"][40:].tolist(), test_embeddings=d["x"][40:],
-        train_embeddings=d["x"][:40], train_labels=d["labels"][:40],
+        references=d["labels"][40:].tolist(),
+        test_embeddings=d["x"][40:],
+        train_embeddings=d["x"][:40],
+        train_labels=d["labels"][:40],
     )
     assert "ap" in int_labels
 
@@ -63,7 +70,9 @@ def test_pair_classification_module(modules: dict[str, Any]) -> None:
     torch = pytest.importorskip("torch")
     d = _data()
     got = modules["pair_classification"].compute(
-        references=d["labels"], embeddings1=torch.from_numpy(d["x"]), embeddings2=d["y"].tolist(),
+        references=d["labels"],
+        embeddings1=torch.from_numpy(d["x"]),
+        embeddings2=d["y"].tolist(),
         skip_tied_thresholds=True,
     )
     want = scoring.score_pair_classification(d["x"], d["y"], d["labels"], skip_tied_thresholds=True)
@@ -72,7 +81,9 @@ def test_pair_classification_module(modules: dict[str, Any]) -> None:
 
 def test_bitext_mining_module_with_and_without_gold(modules: dict[str, Any]) -> None:
     d = _data()
-    aligned = modules["bitext_mining"].compute(source_embeddings=d["x"], target_embeddings=d["x"] + 0.1 * d["y"])
+    aligned = modules["bitext_mining"].compute(
+        source_embeddings=d["x"], target_embeddings=d["x"] + 0.1 * d["y"]
+    )
     assert aligned["accuracy"] == 1.0
     gold = np.arange(60)[::-1]
     got = modules["bitext_mining"].compute(
@@ -86,12 +97,18 @@ def test_bitext_mining_module_with_and_without_gold(modules: dict[str, Any]) -> 
 def test_retrieval_module_with_int_and_string_ids(modules: dict[str, Any]) -> None:
     d = _data()
     qrels = {i: {f"d{(7 * i) % 60}": 1} for i in range(10)}
-    kwargs = {"query_embeddings": d["x"][:10], "corpus_embeddings": d["y"], "corpus_ids": [f"d{i}" for i in range(60)]}
+    kwargs = {
+        "query_embeddings": d["x"][:10],
+        "corpus_embeddings": d["y"],
+        "corpus_ids": [f"d{i}" for i in range(60)],
+    }
     got_int = modules["retrieval"].compute(query_ids=list(range(10)), qrels=qrels, **kwargs)
     got_str = modules["retrieval"].compute(
         query_ids=[str(i) for i in range(10)], qrels={str(k): v for k, v in qrels.items()}, **kwargs
     )
-    want = scoring.score_retrieval(d["x"][:10], d["y"], list(range(10)), kwargs["corpus_ids"], qrels)
+    want = scoring.score_retrieval(
+        d["x"][:10], d["y"], list(range(10)), kwargs["corpus_ids"], qrels
+    )
     assert got_int == got_str == want
 
 
@@ -99,8 +116,12 @@ def test_module_errors_name_the_argument(modules: dict[str, Any]) -> None:
     d = _data()
     x = d["x"].copy()
     x[4, 2] = np.nan
-    with pytest.raises(ValueError, match=r"embeddings1: 1 row\(s\) contain NaN or inf, first at row 4"):
-        modules["pair_classification"].compute(references=d["labels"], embeddings1=x, embeddings2=d["y"])
+    with pytest.raises(
+        ValueError, match=r"embeddings1: 1 row\(s\) contain NaN or inf, first at row 4"
+    ):
+        modules["pair_classification"].compute(
+            references=d["labels"], embeddings1=x, embeddings2=d["y"]
+        )
     with pytest.raises(ValueError, match=r"length mismatch"):
         modules["clustering"].compute(references=d["labels"][:10], embeddings=d["x"])
 
@@ -109,8 +130,35 @@ def test_cards_have_space_front_matter() -> None:
     for name in MODULES:
         text = (REPO_ROOT / "metrics" / name / "README.md").read_text()
         front = text.split("---")[1]
-        for key in ("title:", "emoji:", "sdk: gradio", "app_file: app.py", "- evaluate", "- metric", "description:"):
+        for key in (
+            "title:",
+            "emoji:",
+            "sdk: gradio",
+            "app_file: app.py",
+            "- evaluate",
+            "- metric",
+            "description:",
+        ):
             assert key in front, f"metrics/{name}/README.md front matter lacks {key!r}"
-        for section in ("## Metric Description", "## How to Use", "## Inputs", "## Output Values",
-                        "## Protocol", "## Values from the Paper", "## Limitations", "## Citation"):
+        for section in (
+            "## Metric Description",
+            "## How to Use",
+            "## Inputs",
+            "## Output Values",
+            "## Protocol",
+            "## Values from the Paper",
+            "## Limitations",
+            "## Citation",
+        ):
             assert section in text, f"metrics/{name}/README.md lacks {section!r}"
+
+
+def test_import_scanner_hints_the_right_package() -> None:
+    # evaluate reads imports with a regex; a missing chemteb_eval must hint `pip install chemteb-eval`.
+    from evaluate.loading import get_imports
+
+    for name in MODULES:
+        imports = get_imports(str(REPO_ROOT / "metrics" / name / f"{name}.py"))
+        libs = {(lib, hint) for kind, lib, hint, _ in imports if kind == "library"}
+        assert ("chemteb_eval", "chemteb-eval") in libs, name
+        assert all(hint in (lib, "chemteb-eval") for lib, hint in libs), libs

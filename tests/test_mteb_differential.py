@@ -116,7 +116,13 @@ def test_classification_matches_mteb(n_labels: int, string_labels: bool) -> None
 
     # MTEB's own undersampling walk and metric code; the probe as MTEB configures it.
     train = datasets.Dataset.from_dict({"label": y_tr.tolist()})
-    task = _bound(AbsTaskClassification, "_undersample_data", seed=42, samples_per_label=8, label_column_name="label")
+    task = _bound(
+        AbsTaskClassification,
+        "_undersample_data",
+        seed=42,
+        samples_per_label=8,
+        label_column_name="label",
+    )
     idxs = None
     per_experiment = []
     from sklearn.linear_model import LogisticRegression
@@ -130,10 +136,20 @@ def test_classification_matches_mteb(n_labels: int, string_labels: bool) -> None
             per_experiment.append(
                 AbsTaskClassification._calculate_scores(None, y_te.tolist(), clf.predict(x_te))
             )
-    want = AbsTaskClassification._calculate_avg_scores(SimpleNamespace(metadata=SimpleNamespace(name="t")), per_experiment)
+    want = AbsTaskClassification._calculate_avg_scores(
+        SimpleNamespace(metadata=SimpleNamespace(name="t")), per_experiment
+    )
 
     got = score_classification(x_tr, y_tr, x_te, y_te)
-    keys = ["accuracy", "f1", "f1_weighted", "precision", "precision_weighted", "recall", "recall_weighted"]
+    keys = [
+        "accuracy",
+        "f1",
+        "f1_weighted",
+        "precision",
+        "precision_weighted",
+        "recall",
+        "recall_weighted",
+    ]
     if n_labels == 2:
         keys += ["ap", "ap_weighted"]
     for key in keys:
@@ -148,7 +164,9 @@ def test_clustering_matches_mteb_configuration() -> None:
     x = rng.standard_normal((700, 24)).astype(np.float32)
     labels = rng.integers(0, 9, 700)
     # ClusteringEvaluator's k-means, configured as in mteb (seed 42 from the Evaluator base).
-    km = cluster.MiniBatchKMeans(n_clusters=9, batch_size=500, n_init="auto", compute_labels=True, random_state=42)
+    km = cluster.MiniBatchKMeans(
+        n_clusters=9, batch_size=500, n_init="auto", compute_labels=True, random_state=42
+    )
     km.fit(x)
     assert score_clustering(x, labels)["v_measure"] == v_measure_score(labels, km.labels_)
 
@@ -186,7 +204,11 @@ def test_retrieval_matches_mteb_and_pytrec_eval(seed: int) -> None:
     qrels = {q: docs for q, docs in qrels.items() if any(g > 0 for g in docs.values())}
 
     sims = cos_sim(torch.from_numpy(queries), torch.from_numpy(corpus)).numpy()
-    results = {q: {doc_ids[j]: float(sims[i, j]) for j in range(n_docs)} for i, q in enumerate(q_ids) if q in qrels}
+    results = {
+        q: {doc_ids[j]: float(sims[i, j]) for j in range(n_docs)}
+        for i, q in enumerate(q_ids)
+        if q in qrels
+    }
     k_values = [1, 3, 5, 10, 20, 100, 1000]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -47,7 +47,9 @@ def test_tied_cut_published_vs_mteb2() -> None:
 
 def test_identical_pairs_score_perfectly(rng: np.random.Generator) -> None:
     e1 = rng.standard_normal((40, 8)).astype(np.float32)
-    e2 = np.where(np.arange(40)[:, None] % 2 == 0, e1, rng.standard_normal((40, 8)).astype(np.float32))
+    e2 = np.where(
+        np.arange(40)[:, None] % 2 == 0, e1, rng.standard_normal((40, 8)).astype(np.float32)
+    )
     labels = (np.arange(40) % 2 == 0).astype(int)
     r = score_pair_classification(e1, e2, labels)
     assert r["cosine_f1"] == 1.0 and r["euclidean_accuracy"] == 1.0 and r["max_ap"] == 1.0
@@ -55,12 +57,26 @@ def test_identical_pairs_score_perfectly(rng: np.random.Generator) -> None:
 
 
 def test_output_keys_are_mteb_names(rng: np.random.Generator) -> None:
-    r = score_pair_classification(rng.standard_normal((20, 4)), rng.standard_normal((20, 4)), [0, 1] * 10)
-    expected = {
-        f"{fn}_{m}"
-        for fn in ("cosine", "dot", "euclidean", "manhattan")
-        for m in ("accuracy", "accuracy_threshold", "f1", "f1_threshold", "precision", "recall", "ap")
-    } | {f"max_{m}" for m in ("accuracy", "f1", "precision", "recall", "ap")} | {"main_score"}
+    r = score_pair_classification(
+        rng.standard_normal((20, 4)), rng.standard_normal((20, 4)), [0, 1] * 10
+    )
+    expected = (
+        {
+            f"{fn}_{m}"
+            for fn in ("cosine", "dot", "euclidean", "manhattan")
+            for m in (
+                "accuracy",
+                "accuracy_threshold",
+                "f1",
+                "f1_threshold",
+                "precision",
+                "recall",
+                "ap",
+            )
+        }
+        | {f"max_{m}" for m in ("accuracy", "f1", "precision", "recall", "ap")}
+        | {"main_score"}
+    )
     assert set(r) == expected
     assert all(type(v) is float for v in r.values())
 
@@ -89,7 +105,9 @@ def test_vectorised_sweep_equals_reference_loop(
     labels = [y for _, y in data]
     if len(set(labels)) < 2:
         labels[0] = 1 - labels[0]
-    got = best_threshold_metrics(np.array(scores), np.array(labels), higher, skip_tied_thresholds=skip)
+    got = best_threshold_metrics(
+        np.array(scores), np.array(labels), higher, skip_tied_thresholds=skip
+    )
     want = sweep(scores, labels, higher, skip)
     for key, value in want.items():
         assert got[key] == value, key

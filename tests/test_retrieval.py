@@ -18,8 +18,13 @@ def test_hand_checked_graded_query() -> None:
     # Ranking b, a, c, d; a has grade 2, c grade 1.
     corpus = _unit([20, 10, 30, 40])
     r = score_retrieval(
-        _unit([0]), corpus, ["q1"], ["a", "b", "c", "d"], {"q1": {"a": 2, "c": 1, "d": 0}},
-        k_values=(1, 3, 10), decimals=None,
+        _unit([0]),
+        corpus,
+        ["q1"],
+        ["a", "b", "c", "d"],
+        {"q1": {"a": 2, "c": 1, "d": 0}},
+        k_values=(1, 3, 10),
+        decimals=None,
     )
     dcg = 2 / math.log2(3) + 1 / math.log2(4)
     idcg = 2 / math.log2(2) + 1 / math.log2(3)
@@ -48,14 +53,21 @@ def test_ties_broken_by_id_descending_as_strings() -> None:
 def test_missing_relevant_document_warns_and_counts() -> None:
     corpus = _unit([0, 10])
     with pytest.warns(UserWarning, match=r"1 relevant document id\(s\) are not in corpus_ids"):
-        r = score_retrieval(_unit([0]), corpus, ["q"], ["a", "b"], {"q": {"a": 1, "zz": 1}}, decimals=None)
+        r = score_retrieval(
+            _unit([0]), corpus, ["q"], ["a", "b"], {"q": {"a": 1, "zz": 1}}, decimals=None
+        )
     assert r["recall_at_1"] == 0.5 and r["map_at_10"] == 0.5
 
 
 def test_queries_without_relevant_documents_are_dropped() -> None:
     corpus = _unit([0, 10])
     both = score_retrieval(
-        _unit([0, 10]), corpus, ["q1", "q2"], ["a", "b"], {"q1": {"a": 1}, "q2": {"a": 0}}, decimals=None
+        _unit([0, 10]),
+        corpus,
+        ["q1", "q2"],
+        ["a", "b"],
+        {"q1": {"a": 1}, "q2": {"a": 0}},
+        decimals=None,
     )
     only = score_retrieval(_unit([0]), corpus, ["q1"], ["a", "b"], {"q1": {"a": 1}}, decimals=None)
     assert both == only
@@ -76,11 +88,16 @@ def test_corpus_order_does_not_matter(rng: np.random.Generator) -> None:
     q = rng.integers(-2, 3, (12, 4)).astype(np.float32) + 0.5
     c = rng.integers(-2, 3, (60, 4)).astype(np.float32) + 0.5  # many exact ties
     ids = [f"d{i}" for i in range(60)]
-    qrels = {f"q{i}": {f"d{j}": int(rng.integers(1, 3)) for j in rng.choice(60, 4, replace=False)} for i in range(12)}
+    qrels = {
+        f"q{i}": {f"d{j}": int(rng.integers(1, 3)) for j in rng.choice(60, 4, replace=False)}
+        for i in range(12)
+    }
     qids = [f"q{i}" for i in range(12)]
     base = score_retrieval(q, c, qids, ids, qrels, k_values=(1, 5, 10, 20))
     perm = rng.permutation(60)
-    shuffled = score_retrieval(q, c[perm], qids, [ids[i] for i in perm], qrels, k_values=(1, 5, 10, 20))
+    shuffled = score_retrieval(
+        q, c[perm], qids, [ids[i] for i in perm], qrels, k_values=(1, 5, 10, 20)
+    )
     assert base == shuffled
     assert all(0.0 <= v <= 1.0 for v in base.values())
 

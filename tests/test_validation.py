@@ -21,7 +21,9 @@ def _emb(n: int, d: int = 4, seed: int = 0) -> np.ndarray:
 def test_nan_row_is_named() -> None:
     e = _emb(6)
     e[3, 1] = np.nan
-    with pytest.raises(ValueError, match=r"embeddings1: 1 row\(s\) contain NaN or inf, first at row 3"):
+    with pytest.raises(
+        ValueError, match=r"embeddings1: 1 row\(s\) contain NaN or inf, first at row 3"
+    ):
         score_pair_classification(e, _emb(6, seed=1), [0, 1, 0, 1, 0, 1])
 
 
@@ -50,7 +52,9 @@ def test_dimension_mismatch() -> None:
 def test_zero_vector_under_cosine() -> None:
     e = _emb(4)
     e[2] = 0
-    with pytest.raises(ValueError, match=r"target_embeddings: 1 row\(s\) are all zeros \(first at row 2\)"):
+    with pytest.raises(
+        ValueError, match=r"target_embeddings: 1 row\(s\) are all zeros \(first at row 2\)"
+    ):
         score_bitext_mining(_emb(4, seed=1), e)
 
 
@@ -74,7 +78,9 @@ def test_more_clusters_than_samples() -> None:
 
 
 def test_gold_out_of_range() -> None:
-    with pytest.raises(ValueError, match=r"references: gold index 9 at row 1 is out of range for 3 targets"):
+    with pytest.raises(
+        ValueError, match=r"references: gold index 9 at row 1 is out of range for 3 targets"
+    ):
         score_bitext_mining(_emb(3), _emb(3, seed=1), [0, 9, 2])
 
 
@@ -84,8 +90,12 @@ def test_unaligned_bitext_without_gold() -> None:
 
 
 def test_unknown_query_in_qrels() -> None:
-    with pytest.raises(ValueError, match=r"qrels: 1 query id\(s\) are not in query_ids, e.g. \['q9'\]"):
-        score_retrieval(_emb(1), _emb(3, seed=1), ["q1"], ["a", "b", "c"], {"q1": {"a": 1}, "q9": {"b": 1}})
+    with pytest.raises(
+        ValueError, match=r"qrels: 1 query id\(s\) are not in query_ids, e.g. \['q9'\]"
+    ):
+        score_retrieval(
+            _emb(1), _emb(3, seed=1), ["q1"], ["a", "b", "c"], {"q1": {"a": 1}, "q9": {"b": 1}}
+        )
 
 
 def test_bad_grade_and_duplicate_ids() -> None:

@@ -28,11 +28,11 @@ def test_example_upload_scores(name: str, tmp_path) -> None:
 
 def test_bad_uploads_get_clear_errors(tmp_path) -> None:
     module = evaluate.load(str(REPO_ROOT / "metrics" / "clustering"))
-    with pytest.raises(ValueError, match="file: upload an .npz"):
+    with pytest.raises(ValueError, match=r"file: upload an \.npz"):
         score_upload(module, None)
     bad = tmp_path / "bad.npz"
     bad.write_text("not a zip")
-    with pytest.raises(ValueError, match="file: not a readable .npz"):
+    with pytest.raises(ValueError, match=r"file: not a readable \.npz"):
         score_upload(module, str(bad))
     arrays, _ = example_inputs("clustering")
     good = tmp_path / "good.npz"

@@ -55,7 +55,9 @@ def as_embeddings(name: str, value: Any, *, dim: int | None = None) -> FloatArra
     elif arr.dtype not in (np.float32, np.float64):
         arr = arr.astype(np.float64)
     if dim is not None and arr.shape[1] != dim:
-        raise ValueError(f"{name}: has dimension {arr.shape[1]}, expected {dim} like the other embeddings.")
+        raise ValueError(
+            f"{name}: has dimension {arr.shape[1]}, expected {dim} like the other embeddings."
+        )
     finite = np.isfinite(arr).all(axis=1)
     if not finite.all():
         bad = np.flatnonzero(~finite)
@@ -107,7 +109,9 @@ def as_labels(name: str, value: Any) -> NDArray[Any]:
         if not np.isfinite(arr).all():
             raise ValueError(f"{name}: contains NaN or inf; labels must be ints or strings.")
         if not np.all(arr == np.round(arr)):
-            raise ValueError(f"{name}: contains non-integer floats; labels must be ints or strings.")
+            raise ValueError(
+                f"{name}: contains non-integer floats; labels must be ints or strings."
+            )
         arr = arr.astype(np.int64)
     if arr.dtype.kind == "b":
         arr = arr.astype(np.int64)
@@ -134,4 +138,5 @@ def check_positive_int(name: str, value: int) -> int:
 def l2_normalize(arr: FloatArray) -> FloatArray:
     """Rows scaled to unit norm, in the array's own precision."""
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    return arr / norms
+    normalized: FloatArray = arr / norms
+    return normalized

@@ -40,14 +40,18 @@ def pair_scores(name: str, e1: FloatArray, e2: FloatArray) -> NDArray[np.float64
     without its Python loop. Scores come back as float64 (the reference's Python floats).
     """
     if name == "cosine":
-        return (1 - paired_cosine_distances(e1, e2)).astype(np.float64)
-    if name == "dot":
-        return np.matmul(e1[:, None, :], e2[:, :, None])[:, 0, 0].astype(np.float64)
-    if name == "euclidean":
-        return paired_euclidean_distances(e1, e2).astype(np.float64)
-    if name == "manhattan":
-        return paired_manhattan_distances(e1, e2).astype(np.float64)
-    raise ValueError(f"name: unknown similarity function {name!r}; use cosine, dot, euclidean or manhattan.")
+        scores = 1 - paired_cosine_distances(e1, e2)
+    elif name == "dot":
+        scores = np.matmul(e1[:, None, :], e2[:, :, None])[:, 0, 0]
+    elif name == "euclidean":
+        scores = paired_euclidean_distances(e1, e2)
+    elif name == "manhattan":
+        scores = paired_manhattan_distances(e1, e2)
+    else:
+        raise ValueError(
+            f"name: unknown similarity function {name!r}; use cosine, dot, euclidean or manhattan."
+        )
+    return np.asarray(scores, dtype=np.float64)
 
 
 def best_threshold_metrics(

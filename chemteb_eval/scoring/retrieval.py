@@ -192,11 +192,15 @@ def score_retrieval(
     qids = _as_ids("query_ids", query_ids, len(q_emb), "query_embeddings")
     dids = _as_ids("corpus_ids", corpus_ids, len(c_emb), "corpus_embeddings")
     if isinstance(k_values, int) or not k_values:
-        raise ValueError(f"k_values: must be a non-empty sequence of positive integers, got {k_values!r}.")
+        raise ValueError(
+            f"k_values: must be a non-empty sequence of positive integers, got {k_values!r}."
+        )
     k_values = sorted({check_positive_int("k_values", k) for k in k_values})
     chunk_size = check_positive_int("chunk_size", chunk_size)
     if not isinstance(qrels, Mapping):
-        raise ValueError(f"qrels: must be a mapping {{query_id: {{doc_id: grade}}}}, got {type(qrels).__name__}.")
+        raise ValueError(
+            f"qrels: must be a mapping {{query_id: {{doc_id: grade}}}}, got {type(qrels).__name__}."
+        )
 
     qid_row = {q: i for i, q in enumerate(qids)}
     did_row = {d: i for i, d in enumerate(dids)}
@@ -216,9 +220,7 @@ def score_retrieval(
     scored = [q for q in qids if any(g > 0 for g in judged.get(q, {}).values())]
     if not scored:
         raise ValueError("qrels: no query has a relevant document (grade > 0); nothing to score.")
-    missing = sum(
-        1 for q in scored for d, g in judged[q].items() if g > 0 and d not in did_row
-    )
+    missing = sum(1 for q in scored for d, g in judged[q].items() if g > 0 and d not in did_row)
     if missing:
         warnings.warn(
             f"qrels: {missing} relevant document id(s) are not in corpus_ids; they count as "
@@ -227,7 +229,11 @@ def score_retrieval(
         )
 
     rows = np.array([qid_row[q] for q in scored], dtype=np.int64)
-    q_emb, c_emb = (q_emb, c_emb) if q_emb.dtype == c_emb.dtype else (q_emb.astype(np.float64), c_emb.astype(np.float64))
+    q_emb, c_emb = (
+        (q_emb, c_emb)
+        if q_emb.dtype == c_emb.dtype
+        else (q_emb.astype(np.float64), c_emb.astype(np.float64))
+    )
     ranked = rank_corpus(q_emb[rows], c_emb, dids, max(k_values), chunk_size=chunk_size)
 
     # Grade of every retrieved document: look up (query, doc) keys in the sorted judged pairs.
@@ -242,7 +248,9 @@ def score_retrieval(
     keys, grades = keys[order], np.asarray(pair_grades, dtype=np.int64)[order]
     wanted = np.arange(len(scored), dtype=np.int64)[:, None] * len(dids) + ranked
     pos = np.clip(np.searchsorted(keys, wanted), 0, max(len(keys) - 1, 0))
-    ranked_grades = np.where(keys[pos] == wanted, grades[pos], 0) if len(keys) else np.zeros_like(wanted)
+    ranked_grades = (
+        np.where(keys[pos] == wanted, grades[pos], 0) if len(keys) else np.zeros_like(wanted)
+    )
 
     judged_relevant = [[g for g in judged[q].values() if g > 0] for q in scored]
     per_query = trec_metrics(ranked_grades, judged_relevant, k_values)
@@ -255,5 +263,7 @@ def score_retrieval(
             if decimals is not None and name != "mrr":
                 mean = round(mean, decimals)
             result[f"{name}_at_{k}"] = float(mean)
-    result["main_score"] = result["ndcg_at_10"] if 10 in k_values else result[f"ndcg_at_{k_values[0]}"]
+    result["main_score"] = (
+        result["ndcg_at_10"] if 10 in k_values else result[f"ndcg_at_{k_values[0]}"]
+    )
     return result

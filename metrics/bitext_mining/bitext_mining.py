@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval import metric_docs  # From: chemteb-eval
 from chemteb_eval.scoring import score_bitext_mining  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -14,7 +14,7 @@ With one gold target per label, a target that attracts many sources is punished,
 published F1 values on ChemTEB's SMILES tasks are near 0.002.
 """
 
-_KWARGS_DESCRIPTION = inputs_description(
+_KWARGS_DESCRIPTION = metric_docs.inputs_description(
     score_bitext_mining,
     """\
     source_embeddings: (n_source, dim) embeddings of the source texts.
@@ -28,10 +28,10 @@ class BitextMining(evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=CHEMTEB_CITATION,
+            citation=metric_docs.CHEMTEB_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({"references": datasets.Value("int64")}),
-            reference_urls=REFERENCE_URLS,
+            reference_urls=metric_docs.REFERENCE_URLS,
         )
 
     def compute(self, *, predictions=None, references=None, **kwargs):
@@ -41,10 +41,16 @@ class BitextMining(evaluate.Metric):
         if aligned:
             source = kwargs.get("source_embeddings")
             if source is None:
-                raise ValueError("source_embeddings: missing; pass an array of shape (n_rows, dim).")
+                raise ValueError(
+                    "source_embeddings: missing; pass an array of shape (n_rows, dim)."
+                )
             references = list(range(len(source)))
-        return super().compute(predictions=predictions, references=references, aligned=aligned, **kwargs)
+        return super().compute(
+            predictions=predictions, references=references, aligned=aligned, **kwargs
+        )
 
-    def _compute(self, references, source_embeddings=None, target_embeddings=None, aligned=False, **protocol):
+    def _compute(
+        self, references, source_embeddings=None, target_embeddings=None, aligned=False, **protocol
+    ):
         gold = None if aligned else references
         return score_bitext_mining(source_embeddings, target_embeddings, gold, **protocol)

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval import metric_docs  # From: chemteb-eval
 from chemteb_eval.scoring import score_classification  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -13,7 +13,7 @@ is fitted on their embeddings and the whole test split is predicted. Accuracy, m
 F1/precision/recall (and average precision for binary tasks) are averaged over the experiments.
 """
 
-_KWARGS_DESCRIPTION = inputs_description(
+_KWARGS_DESCRIPTION = metric_docs.inputs_description(
     score_classification,
     """\
     references: test labels (ints or strings), one per row of test_embeddings.
@@ -29,7 +29,7 @@ class Classification(evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=CHEMTEB_CITATION,
+            citation=metric_docs.CHEMTEB_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             # Labels may be ints or strings; embeddings stay plain compute arguments, since
             # declared features would send them through Arrow at ~100x the cost.
@@ -37,8 +37,12 @@ class Classification(evaluate.Metric):
                 datasets.Features({"references": datasets.Value("int64")}),
                 datasets.Features({"references": datasets.Value("string")}),
             ],
-            reference_urls=REFERENCE_URLS,
+            reference_urls=metric_docs.REFERENCE_URLS,
         )
 
-    def _compute(self, references, train_embeddings=None, train_labels=None, test_embeddings=None, **protocol):
-        return score_classification(train_embeddings, train_labels, test_embeddings, references, **protocol)
+    def _compute(
+        self, references, train_embeddings=None, train_labels=None, test_embeddings=None, **protocol
+    ):
+        return score_classification(
+            train_embeddings, train_labels, test_embeddings, references, **protocol
+        )

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval import metric_docs  # From: chemteb-eval
 from chemteb_eval.scoring import score_clustering  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -12,7 +12,7 @@ k-means with as many clusters as there are labels (batch size 500, one k-means++
 seed 42), then the V-measure between the true labels and the clusters.
 """
 
-_KWARGS_DESCRIPTION = inputs_description(
+_KWARGS_DESCRIPTION = metric_docs.inputs_description(
     score_clustering,
     """\
     references: true labels (ints or strings), one per row of embeddings.
@@ -25,13 +25,13 @@ class Clustering(evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=CHEMTEB_CITATION,
+            citation=metric_docs.CHEMTEB_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=[
                 datasets.Features({"references": datasets.Value("int64")}),
                 datasets.Features({"references": datasets.Value("string")}),
             ],
-            reference_urls=REFERENCE_URLS,
+            reference_urls=metric_docs.REFERENCE_URLS,
         )
 
     def _compute(self, references, embeddings=None, **protocol):

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval import metric_docs  # From: chemteb-eval
 from chemteb_eval.scoring import score_pair_classification  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -14,7 +14,7 @@ By default the threshold sweep is the one behind the published results (it may c
 scores); skip_tied_thresholds=True gives MTEB 2.x's sweep.
 """
 
-_KWARGS_DESCRIPTION = inputs_description(
+_KWARGS_DESCRIPTION = metric_docs.inputs_description(
     score_pair_classification,
     """\
     references: 0/1 labels (1 = the two texts belong together), one per pair.
@@ -29,13 +29,13 @@ class PairClassification(evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=CHEMTEB_CITATION,
+            citation=metric_docs.CHEMTEB_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=[
                 datasets.Features({"references": datasets.Value("int64")}),
                 datasets.Features({"references": datasets.Value("string")}),
             ],
-            reference_urls=REFERENCE_URLS,
+            reference_urls=metric_docs.REFERENCE_URLS,
         )
 
     def _compute(self, references, embeddings1=None, embeddings2=None, **protocol):

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS, inputs_description  # From: chemteb-eval
+from chemteb_eval import metric_docs  # From: chemteb-eval
 from chemteb_eval.scoring import score_retrieval  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -12,7 +12,7 @@ the corpus for every query, then nDCG, MAP, recall and precision at k by trec_ev
 (graded gain, log2 discount, ties broken by document id descending) and MTEB's MRR at k.
 """
 
-_KWARGS_DESCRIPTION = inputs_description(
+_KWARGS_DESCRIPTION = metric_docs.inputs_description(
     score_retrieval,
     """\
     query_embeddings: (n_queries, dim) embeddings of the queries.
@@ -28,14 +28,24 @@ class Retrieval(evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=CHEMTEB_CITATION,
+            citation=metric_docs.CHEMTEB_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=[
                 datasets.Features({"query_ids": datasets.Value("string")}),
                 datasets.Features({"query_ids": datasets.Value("int64")}),
             ],
-            reference_urls=REFERENCE_URLS,
+            reference_urls=metric_docs.REFERENCE_URLS,
         )
 
-    def _compute(self, query_ids, query_embeddings=None, corpus_embeddings=None, corpus_ids=None, qrels=None, **protocol):
-        return score_retrieval(query_embeddings, corpus_embeddings, query_ids, corpus_ids, qrels, **protocol)
+    def _compute(
+        self,
+        query_ids,
+        query_embeddings=None,
+        corpus_embeddings=None,
+        corpus_ids=None,
+        qrels=None,
+        **protocol,
+    ):
+        return score_retrieval(
+            query_embeddings, corpus_embeddings, query_ids, corpus_ids, qrels, **protocol
+        )
