@@ -162,3 +162,29 @@ def test_import_scanner_hints_the_right_package() -> None:
         libs = {(lib, hint) for kind, lib, hint, _ in imports if kind == "library"}
         assert ("chemteb_eval", "chemteb-eval") in libs, name
         assert all(hint in (lib, "chemteb-eval") for lib, hint in libs), libs
+
+
+def test_evaluate_batch_path_equals_direct_path(modules: dict[str, Any]) -> None:
+    # add_batch + compute goes through evaluate's own Arrow path; a plain compute skips it.
+    d = _data(1)
+    module = modules["pair_classification"]
+    direct = module.compute(references=d["labels"], embeddings1=d["x"], embeddings2=d["y"])
+    for start in range(0, 60, 25):
+        module.add_batch(references=d["labels"][start : start + 25].tolist())
+    batched = module.compute(embeddings1=d["x"], embeddings2=d["y"])
+    assert batched == direct
+    clustering = modules["clustering"]
+    clustering.add_batch(references=d["names"].tolist())
+    assert clustering.compute(embeddings=d["x"]) == clustering.compute(
+        references=d["names"], embeddings=d["x"]
+    )
+
+
+def test_missing_or_misplaced_inputs(modules: dict[str, Any]) -> None:
+    d = _data()
+    with pytest.raises(ValueError, match=r"references: missing"):
+        modules["clustering"].compute(embeddings=d["x"])
+    with pytest.raises(ValueError, match=r"predictions: this metric scores embeddings"):
+        modules["clustering"].compute(predictions=[1, 2], references=[1, 2], embeddings=d["x"][:2])
+    with pytest.raises(ValueError, match=r"references: not an input of this metric"):
+        modules["retrieval"].compute(references=[1], query_ids=["q"])

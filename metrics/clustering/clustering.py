@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
 from chemteb_eval.scoring import score_clustering  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -21,7 +22,7 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
 )
 
 
-class Clustering(evaluate.Metric):
+class Clustering(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,

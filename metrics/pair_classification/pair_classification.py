@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
 from chemteb_eval.scoring import score_pair_classification  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -25,7 +26,7 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
 )
 
 
-class PairClassification(evaluate.Metric):
+class PairClassification(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
