@@ -33,3 +33,13 @@ def test_scoring_import_stays_light() -> None:
     code = "import sys, chemteb_eval.scoring; print(any(m in sys.modules for m in ('torch', 'datasets', 'evaluate')))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False"
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    from .conftest import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    command = next(line for line in ci.splitlines() if line.startswith("python3 -m venv"))
+    assert f"\n{command}\n" in readme
+    assert "chemteb run" in readme
