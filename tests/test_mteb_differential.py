@@ -171,6 +171,7 @@ def test_clustering_matches_mteb_configuration() -> None:
     assert score_clustering(x, labels)["v_measure"] == v_measure_score(labels, km.labels_)
 
 
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor:UserWarning")
 def test_bitext_mining_matches_mteb() -> None:
     rng = np.random.default_rng(3)
     n, d = 700, 32

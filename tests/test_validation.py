@@ -117,6 +117,10 @@ def test_empty_and_ragged_inputs() -> None:
         score_bitext_mining([[1.0, 2.0], [3.0]], _emb(2, d=2))
     with pytest.raises(ValueError, match=r"labels: labels must be all ints or all strings"):
         score_clustering(_emb(3), np.array([1, "a", 2.5], dtype=object))
+    with pytest.raises(
+        ValueError, match=r"labels: labels must be all ints or all strings, got a mix"
+    ):
+        score_clustering(_emb(3), [1, "a", 2])
 
 
 def test_label_kinds_must_agree() -> None:

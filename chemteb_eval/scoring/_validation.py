@@ -91,7 +91,12 @@ def as_labels(name: str, value: Any) -> NDArray[Any]:
     """
     if value is None:
         raise ValueError(f"{name}: missing; pass one label per row.")
-    arr = np.asarray(_to_numpy(value))
+    value = _to_numpy(value)
+    arr = np.asarray(value)
+    if arr.dtype.kind == "U" and isinstance(value, (list, tuple)):
+        # numpy would silently turn [1, "a"] into strings; mixed labels are a caller's mistake.
+        if not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{name}: labels must be all ints or all strings, got a mix.")
     if arr.ndim != 1:
         raise ValueError(f"{name}: must be 1-D (one label per row), got shape {arr.shape}.")
     if arr.size == 0:

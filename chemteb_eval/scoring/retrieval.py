@@ -71,7 +71,7 @@ def rank_corpus(
     """
     n_docs = len(corpus)
     k = min(top_k, n_docs)
-    # Position of each document in descending string order of ids: the tie-break key.
+    # Rank of each id in ascending string order; negated, it sorts ties by id descending.
     id_order = np.argsort(np.asarray(corpus_ids, dtype=str), kind="stable")
     id_rank = np.empty(n_docs, dtype=np.int64)
     id_rank[id_order] = np.arange(n_docs)
@@ -91,11 +91,10 @@ def rank_corpus(
                 wide = np.flatnonzero(sims[i] >= kth[i])
                 order = np.lexsort((-id_rank[wide], -sims[i, wide]))
                 out[start + i] = wide[order[:k]]
-            exact = n_at_least == k
+            exact = np.flatnonzero(n_at_least == k)
             cand = cand[exact]
-            sub = sims[exact]
-            order = np.lexsort((-id_rank[cand], -sub[np.arange(len(cand))[:, None], cand]), axis=1)
-            out[start : start + len(sims)][exact] = np.take_along_axis(cand, order, axis=1)
+            order = np.lexsort((-id_rank[cand], -sims[exact[:, None], cand]), axis=1)
+            out[start + exact] = np.take_along_axis(cand, order, axis=1)
         else:
             order = np.lexsort((np.broadcast_to(-id_rank, sims.shape), -sims), axis=1)
             out[start : start + len(sims)] = order
