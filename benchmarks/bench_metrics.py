@@ -22,11 +22,9 @@ import os
 import platform
 import time
 import tracemalloc
-import warnings
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -63,107 +61,14 @@ def emb(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.standard_normal((n, DIM)).astype(np.float32)
 
 
-# ----------------------------------------------------------------------------- MTEB references
+def mteb_reference() -> Any:
+    """The adapters in tests/mteb_reference.py (MTEB's own code on arrays), shared with the tests."""
+    import sys
 
+    sys.path.insert(0, str(REPO))
+    from tests import mteb_reference
 
-def _bound(cls: type, *names: str, **attrs: Any) -> SimpleNamespace:
-    ns = SimpleNamespace(**attrs)
-    for name in names:
-        setattr(ns, name, partial(getattr(cls, name), ns))
-    return ns
-
-
-def mteb_classification(x_tr, y_tr, x_te, y_te) -> dict[str, Any]:
-    import datasets
-    from mteb.abstasks.classification import AbsTaskClassification
-    from sklearn.linear_model import LogisticRegression
-
-    train = datasets.Dataset.from_dict({"label": y_tr.tolist()})
-    task = _bound(
-        AbsTaskClassification,
-        "_undersample_data",
-        seed=42,
-        samples_per_label=8,
-        label_column_name="label",
-    )
-    idxs, scores = None, []
-    for i in range(10):
-        _, idxs, sel = AbsTaskClassification._undersample_data(task, train, i, idxs)
-        clf = LogisticRegression(max_iter=100, random_state=42).fit(x_tr[sel], y_tr[sel])
-        scores.append(
-            AbsTaskClassification._calculate_scores(None, y_te.tolist(), clf.predict(x_te))
-        )
-    return AbsTaskClassification._calculate_avg_scores(
-        SimpleNamespace(metadata=SimpleNamespace(name="b")), scores
-    )
-
-
-def mteb_clustering(x, labels) -> float:
-    from sklearn import cluster
-    from sklearn.metrics.cluster import v_measure_score
-
-    km = cluster.MiniBatchKMeans(
-        n_clusters=len(set(labels.tolist())), batch_size=500, n_init="auto", random_state=42
-    )
-    return float(v_measure_score(labels, km.fit(x).labels_))
-
-
-def mteb_pair_classification(e1, e2, labels) -> dict[str, float]:
-    from mteb.abstasks.pair_classification import AbsTaskPairClassification
-    from sklearn.metrics.pairwise import (
-        paired_cosine_distances,
-        paired_euclidean_distances,
-        paired_manhattan_distances,
-    )
-
-    cos = 1 - paired_cosine_distances(e1, e2)
-    distances = {
-        "cosine_scores": cos.tolist(),
-        "euclidean_distances": paired_euclidean_distances(e1, e2).tolist(),
-        "manhattan_distances": paired_manhattan_distances(e1, e2).tolist(),
-        "similarity_scores": cos.tolist(),
-        "dot_scores": np.asarray([np.dot(e1[i], e2[i]) for i in range(len(e1))]).tolist(),
-    }
-    task = _bound(
-        AbsTaskPairClassification,
-        "_compute_metrics_values",
-        "_find_best_acc_and_threshold",
-        "_find_best_f1_and_threshold",
-    )
-    return AbsTaskPairClassification._compute_metrics(task, distances, labels.tolist())
-
-
-def mteb_bitext(src, tgt) -> dict[str, float]:
-    from mteb._evaluators.text.bitext_mining_evaluator import BitextMiningEvaluator
-    from mteb.abstasks.text.bitext_mining import AbsTaskBitextMining
-    from sentence_transformers.util import cos_sim
-
-    ev = _bound(BitextMiningEvaluator, "_similarity_search")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        nn = BitextMiningEvaluator._similarity_search(
-            ev, src, tgt, SimpleNamespace(similarity=cos_sim)
-        )
-    return AbsTaskBitextMining._compute_metrics(None, nn, [(i, i) for i in range(len(src))])
-
-
-def mteb_retrieval(q, c, qids, dids, qrels, top_k=1000) -> Any:
-    # MTEB's exact search in outline (torch cos_sim + topk per corpus chunk), then its scoring.
-    import torch
-    from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores
-    from sentence_transformers.util import cos_sim
-
-    qt, ct = torch.from_numpy(q), torch.from_numpy(c)
-    results: dict[str, dict[str, float]] = {}
-    k = min(top_k, len(dids))
-    for start in range(0, len(qids), 128):
-        sims = cos_sim(qt[start : start + 128], ct)
-        vals, idx = torch.topk(sims, k, dim=1)
-        for row, (v, i) in enumerate(zip(vals.tolist(), idx.tolist(), strict=True)):
-            results[qids[start + row]] = {dids[j]: s for j, s in zip(i, v, strict=True)}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return calculate_retrieval_scores(results, qrels, [1, 3, 5, 10, 20, 100, 1000])
+    return mteb_reference
 
 
 # ----------------------------------------------------------------------------- cases
@@ -186,7 +91,7 @@ def cases(scale: float, rng: np.random.Generator) -> list[dict[str, Any]]:
             module_kwargs=dict(
                 references=y_te, test_embeddings=x_te, train_embeddings=x_tr, train_labels=y_tr
             ),
-            mteb=lambda: mteb_classification(x_tr, y_tr, x_te, y_te),
+            mteb=lambda: mteb_reference().classification(x_tr, y_tr, x_te, y_te),
         )
     )
     n_cl = n(2_105)
@@ -198,7 +103,7 @@ def cases(scale: float, rng: np.random.Generator) -> list[dict[str, Any]]:
             size=f"{n_cl:,} x 9 labels",
             direct=lambda: scoring.score_clustering(x_cl, y_cl),
             module_kwargs=dict(references=y_cl, embeddings=x_cl),
-            mteb=lambda: mteb_clustering(x_cl, y_cl),
+            mteb=lambda: mteb_reference().clustering_v_measure(x_cl, y_cl),
         )
     )
     n_pc = n(4_096)
@@ -212,7 +117,9 @@ def cases(scale: float, rng: np.random.Generator) -> list[dict[str, Any]]:
             size=f"{n_pc:,} pairs",
             direct=lambda: scoring.score_pair_classification(e1, e2, y_pc),
             module_kwargs=dict(references=y_pc, embeddings1=e1, embeddings2=e2),
-            mteb=lambda: mteb_pair_classification(e1, e2, y_pc),
+            mteb=lambda: mteb_reference().pair_classification(
+                mteb_reference().pair_distances(e1, e2), y_pc
+            ),
         )
     )
     n_bm = n(30_914)
@@ -225,7 +132,7 @@ def cases(scale: float, rng: np.random.Generator) -> list[dict[str, Any]]:
             size=f"{n_bm:,} pairs",
             direct=lambda: scoring.score_bitext_mining(src, tgt),
             module_kwargs=dict(source_embeddings=src, target_embeddings=tgt),
-            mteb=lambda: mteb_bitext(src, tgt),
+            mteb=lambda: mteb_reference().bitext_mining(src, tgt),
         )
     )
     for n_docs, n_q in ((22_933, 27), (69_457, 5_000)):
@@ -249,7 +156,9 @@ def cases(scale: float, rng: np.random.Generator) -> list[dict[str, Any]]:
                     corpus_ids=dids,
                     qrels=qrels,
                 ),
-                mteb=partial(mteb_retrieval, q, c, qids, dids, qrels),
+                mteb=lambda q=q, c=c, qids=qids, dids=dids, qrels=qrels: mteb_reference().retrieval(
+                    q, c, qids, dids, qrels, [1, 3, 5, 10, 20, 100, 1000]
+                ),
             )
         )
     return out
