@@ -4,6 +4,40 @@ from __future__ import annotations
 
 from typing import Any
 
+from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS
+
+
+def metric_info(
+    description: str, inputs_description: str, feature: str, kinds: tuple[str, ...]
+) -> Any:
+    """The ``evaluate.MetricInfo`` of a ChemTEB module.
+
+    Only one input is declared as a feature (evaluate needs one per call); embeddings stay plain
+    ``compute`` keyword arguments, since declared features would send them through Arrow at
+    ~100x the cost.
+
+    Args:
+        description: the module's description.
+        inputs_description: its inputs description (see ``metric_docs.inputs_description``).
+        feature: the declared input (``references`` or ``query_ids``).
+        kinds: the value types it may hold, in the order evaluate should try them
+            (e.g. ``("int64", "string")``: labels may be ints or strings).
+
+    Returns:
+        An ``evaluate.MetricInfo``.
+    """
+    import datasets
+    import evaluate
+
+    features = [datasets.Features({feature: datasets.Value(kind)}) for kind in kinds]
+    return evaluate.MetricInfo(
+        description=description,
+        citation=CHEMTEB_CITATION,
+        inputs_description=inputs_description,
+        features=features if len(features) > 1 else features[0],
+        reference_urls=REFERENCE_URLS,
+    )
+
 
 class DirectCompute:
     """A mixin for evaluate modules: in one process, hand the inputs straight to ``_compute``.

@@ -1,10 +1,9 @@
 """ChemTEB bitext mining: top-1 cosine matching of sources to targets (an evaluate module)."""
 
-import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
-from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute, metric_info  # From: chemteb-eval
 from chemteb_eval.scoring import score_bitext_mining  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -27,13 +26,7 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
 
 class BitextMining(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=metric_docs.CHEMTEB_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"references": datasets.Value("int64")}),
-            reference_urls=metric_docs.REFERENCE_URLS,
-        )
+        return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "references", ("int64",))
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Score bitext mining; ``references`` (gold target indices) are optional.\n\n"""

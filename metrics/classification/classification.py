@@ -1,10 +1,9 @@
 """ChemTEB classification: a logistic-regression probe on frozen embeddings (an evaluate module)."""
 
-import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
-from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute, metric_info  # From: chemteb-eval
 from chemteb_eval.scoring import score_classification  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -28,18 +27,7 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
 
 class Classification(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=metric_docs.CHEMTEB_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            # Labels may be ints or strings; embeddings stay plain compute arguments, since
-            # declared features would send them through Arrow at ~100x the cost.
-            features=[
-                datasets.Features({"references": datasets.Value("int64")}),
-                datasets.Features({"references": datasets.Value("string")}),
-            ],
-            reference_urls=metric_docs.REFERENCE_URLS,
-        )
+        return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "references", ("int64", "string"))
 
     def _compute(
         self, references, train_embeddings=None, train_labels=None, test_embeddings=None, **protocol

@@ -1,10 +1,9 @@
 """ChemTEB clustering: mini-batch k-means scored by V-measure (an evaluate module)."""
 
-import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
-from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute, metric_info  # From: chemteb-eval
 from chemteb_eval.scoring import score_clustering  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -24,16 +23,7 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
 
 class Clustering(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=metric_docs.CHEMTEB_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"references": datasets.Value("int64")}),
-                datasets.Features({"references": datasets.Value("string")}),
-            ],
-            reference_urls=metric_docs.REFERENCE_URLS,
-        )
+        return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "references", ("int64", "string"))
 
     def _compute(self, references, embeddings=None, **protocol):
         return score_clustering(embeddings, references, **protocol)

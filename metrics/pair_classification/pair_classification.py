@@ -1,10 +1,9 @@
 """ChemTEB pair classification: best-threshold F1 over four similarity functions (an evaluate module)."""
 
-import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
-from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute, metric_info  # From: chemteb-eval
 from chemteb_eval.scoring import score_pair_classification  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -28,16 +27,7 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
 
 class PairClassification(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=metric_docs.CHEMTEB_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"references": datasets.Value("int64")}),
-                datasets.Features({"references": datasets.Value("string")}),
-            ],
-            reference_urls=metric_docs.REFERENCE_URLS,
-        )
+        return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "references", ("int64", "string"))
 
     def _compute(self, references, embeddings1=None, embeddings2=None, **protocol):
         return score_pair_classification(embeddings1, embeddings2, references, **protocol)

@@ -1,10 +1,9 @@
 """ChemTEB retrieval: exact cosine search scored by nDCG@10 and friends (an evaluate module)."""
 
-import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
-from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute, metric_info  # From: chemteb-eval
 from chemteb_eval.scoring import score_retrieval  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -27,16 +26,7 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
 
 class Retrieval(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=metric_docs.CHEMTEB_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"query_ids": datasets.Value("string")}),
-                datasets.Features({"query_ids": datasets.Value("int64")}),
-            ],
-            reference_urls=metric_docs.REFERENCE_URLS,
-        )
+        return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "query_ids", ("string", "int64"))
 
     def _compute(
         self,
