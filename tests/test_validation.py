@@ -126,3 +126,15 @@ def test_empty_and_ragged_inputs() -> None:
 def test_label_kinds_must_agree() -> None:
     with pytest.raises(ValueError, match=r"test_labels: must be the same kind as train_labels"):
         score_classification(_emb(4), [0, 1, 0, 1], _emb(2), ["0", "1"])
+
+
+def test_mixed_precision_is_scored_in_float64() -> None:
+    a64 = np.random.default_rng(5).standard_normal((30, 6))
+    b64 = np.random.default_rng(6).standard_normal((30, 6))
+    labels = [0, 1, 1] * 10
+    mixed = score_pair_classification(a64.astype(np.float32), b64, labels)
+    both = score_pair_classification(a64.astype(np.float32).astype(np.float64), b64, labels)
+    assert mixed == both
+    assert score_bitext_mining(a64.astype(np.float32), b64) == score_bitext_mining(
+        a64.astype(np.float32).astype(np.float64), b64
+    )

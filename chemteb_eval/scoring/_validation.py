@@ -140,6 +140,13 @@ def check_positive_int(name: str, value: int) -> int:
     return int(value)
 
 
+def same_precision(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Both arrays in float64 when their precisions differ, else unchanged (float32 stays fast)."""
+    if a.dtype == b.dtype:
+        return a, b
+    return a.astype(np.float64), b.astype(np.float64)
+
+
 def l2_normalize(arr: FloatArray) -> FloatArray:
     """Rows scaled to unit norm, in the array's own precision."""
     norms = np.linalg.norm(arr, axis=1, keepdims=True)

@@ -17,6 +17,7 @@ from ._validation import (
     check_nonzero_rows,
     check_positive_int,
     l2_normalize,
+    same_precision,
 )
 
 __all__ = ["nearest_neighbours", "score_bitext_mining"]
@@ -92,8 +93,7 @@ def score_bitext_mining(
                 f"references: gold index {int(y_true[i])} at row {i} is out of range for "
                 f"{len(tgt)} targets."
             )
-    if src.dtype != tgt.dtype:
-        src, tgt = src.astype(np.float64), tgt.astype(np.float64)
+    src, tgt = same_precision(src, tgt)
     y_pred = nearest_neighbours(src, tgt, chunk_size=chunk_size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)

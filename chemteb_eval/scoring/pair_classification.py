@@ -19,6 +19,7 @@ from ._validation import (
     as_labels,
     check_nonzero_rows,
     check_same_length,
+    same_precision,
 )
 
 __all__ = ["best_threshold_metrics", "pair_scores", "score_pair_classification"]
@@ -156,8 +157,7 @@ def score_pair_classification(
         )
     check_nonzero_rows("embeddings1", e1)
     check_nonzero_rows("embeddings2", e2)
-    if e1.dtype != e2.dtype:
-        e1, e2 = e1.astype(np.float64), e2.astype(np.float64)
+    e1, e2 = same_precision(e1, e2)
 
     result: dict[str, float] = {}
     for name, higher in SIMILARITY_FUNCTIONS:

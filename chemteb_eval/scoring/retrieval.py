@@ -16,6 +16,7 @@ from ._validation import (
     check_nonzero_rows,
     check_positive_int,
     l2_normalize,
+    same_precision,
 )
 
 __all__ = ["DEFAULT_K_VALUES", "rank_corpus", "score_retrieval", "trec_metrics"]
@@ -228,11 +229,7 @@ def score_retrieval(
         )
 
     rows = np.array([qid_row[q] for q in scored], dtype=np.int64)
-    q_emb, c_emb = (
-        (q_emb, c_emb)
-        if q_emb.dtype == c_emb.dtype
-        else (q_emb.astype(np.float64), c_emb.astype(np.float64))
-    )
+    q_emb, c_emb = same_precision(q_emb, c_emb)
     ranked = rank_corpus(q_emb[rows], c_emb, dids, max(k_values), chunk_size=chunk_size)
 
     # Grade of every retrieved document: look up (query, doc) keys in the sorted judged pairs.
