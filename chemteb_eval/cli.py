@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +32,45 @@ def _cmd_metrics(_: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_list(args: argparse.Namespace) -> int:
+    import json
+
+    from chemteb_eval import tasks
+
+    if args.benchmark:
+        records = tasks.benchmark_tasks(args.benchmark)
+        bench = tasks.get_benchmark(args.benchmark)
+    else:
+        records, bench = tasks.list_tasks(args.collection), None
+    if args.json:
+        rows = []
+        for t in records:
+            row = t.to_dict()
+            if bench is not None:
+                row["main_score"] = tasks.main_score(bench, t)
+                row["eval_splits"] = list(tasks.eval_splits(bench, t))
+            rows.append(row)
+        print(json.dumps(rows, indent=1))
+        return 0
+    if bench is None:
+        print("Benchmarks: " + ", ".join(tasks.BENCHMARKS) + "  (chemteb list --benchmark NAME)\n")
+    else:
+        print(
+            f"{bench.name}: {len(records)} tasks, ranked by {bench.aggregation.kind}. {bench.description}\n"
+        )
+    header = f"{'task':<44} {'type':<19} {'collection':<10} {'main score':<11} {'splits':<15} {'revision':<9} source"
+    print(header)
+    print("-" * len(header))
+    for t in records:
+        score = tasks.main_score(bench, t) if bench else t.main_score
+        splits = ",".join(tasks.eval_splits(bench, t) if bench else t.eval_splits)
+        revision = (t.revision or "local")[:8]
+        print(
+            f"{t.name:<44} {t.type:<19} {t.collection:<10} {score:<11} {splits:<15} {revision:<9} {t.source or ''}"
+        )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chemteb",
@@ -40,6 +80,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     metrics = sub.add_parser("metrics", help="list the ChemTEB metrics and their protocol defaults")
     metrics.set_defaults(func=_cmd_metrics)
+    lister = sub.add_parser("list", help="list benchmarks and tasks (Hub ids, pinned revisions)")
+    lister.add_argument(
+        "--benchmark", "-b", help="only this benchmark's tasks, with its main scores and splits"
+    )
+    lister.add_argument(
+        "--collection", choices=["release", "mteb", "pipchem"], help="only one collection"
+    )
+    lister.add_argument("--json", action="store_true", help="print JSON records")
+    lister.set_defaults(func=_cmd_list)
     return parser
 
 
@@ -49,7 +98,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "func"):
         parser.print_help()
         return 0
-    result: int = args.func(args)
+    try:
+        result: int = args.func(args)
+    except ValueError as exc:
+        # Bad names and arguments: one line, no traceback.
+        print(f"chemteb: error: {exc}", file=sys.stderr)
+        return 2
     return result
 
 

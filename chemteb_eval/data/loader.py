@@ -1,0 +1,322 @@
+"""Load a task's data with ``datasets.load_dataset`` at its pinned revision, normalised per type.
+
+Each task type gets the inputs its scoring function needs (see ``types``), after the task's
+transforms: column renames, MTEB's stratified 2048-row subsample, concatenated subsets, BEIR's
+``title + " " + text`` documents, and queries without relevant documents dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import socket
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from chemteb_eval.errors import ChemtebError
+from chemteb_eval.tasks.records import Task
+
+from .types import (
+    BitextData,
+    ClassificationData,
+    ClusteringData,
+    ClusterSet,
+    PairClassificationData,
+    RetrievalData,
+    SplitData,
+    TaskData,
+)
+
+__all__ = ["load_task", "stratified_subsample"]
+
+# Canonical column -> names it goes by in the wild (MTEB v1/v2 and the BASF-AI datasets).
+_ALIASES: Mapping[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "label": ("label", "labels"),
+    "sentences": ("sentences", "text", "sentence"),
+    "labels": ("labels", "label"),
+    "sentence1": ("sentence1", "sent1"),
+    "sentence2": ("sentence2", "sent2"),
+    "id": ("_id", "id"),
+    "query-id": ("query-id", "query_id"),
+    "corpus-id": ("corpus-id", "corpus_id"),
+    "score": ("score",),
+}
+
+
+def _hub_reachable(timeout: float = 2.0) -> bool:
+    from huggingface_hub import constants
+
+    url = urlparse(constants.ENDPOINT)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _offline_unless_reachable() -> Iterator[None]:
+    """Without a network, load from the cache at once instead of retrying HTTP for 20 s."""
+    import datasets.config
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or _hub_reachable():
+        yield
+        return
+    saved = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = saved
+
+
+def _load(task: Task, path: str, config: str) -> Any:
+    """``load_dataset(path, config, revision=pinned)`` with one clear error when it cannot."""
+    import datasets
+    from datasets.exceptions import DatasetNotFoundError
+
+    name = None if config == "default" else config
+    if Path(path).is_dir():
+        # datasets keys its cache of a local folder by file names and modification times, not
+        # by the folder, so two fresh folders with the same layout can read each other's cache;
+        # a cache per folder rules that out.
+        folder = str(Path(path).resolve())
+        cache = _cache_root() / "datasets" / hashlib.sha256(folder.encode()).hexdigest()[:16]
+        return datasets.load_dataset(folder, name, cache_dir=str(cache))
+    try:
+        with _offline_unless_reachable():
+            return datasets.load_dataset(path, name, revision=task.revision)
+    except (ConnectionError, DatasetNotFoundError, FileNotFoundError) as exc:
+        offline = os.environ.get("HF_HUB_OFFLINE") or not _hub_reachable(timeout=0.5)
+        why = "the Hugging Face Hub cannot be reached" if offline else f"loading failed ({exc})"
+        raise ChemtebError(
+            f"dataset {path} (config {config}, revision {task.revision}) of task {task.name} is "
+            f"not in the local cache and {why}. Run once with network access to cache it, or "
+            f"fetch it with `hf download {path} --repo-type dataset --revision {task.revision}`; "
+            "without the Hub, try the offline benchmark: `chemteb run --benchmark PipChem`."
+        ) from exc
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("CHEMTEB_CACHE") or Path.home() / ".cache" / "chemteb")
+
+
+def _pick_split(dsdict: Any, split: str, where: str, *, beir: bool = False) -> Any:
+    if split in dsdict:
+        return dsdict[split]
+    if beir and len(dsdict) == 1:  # BEIR corpora and queries live in a split of their own name
+        return next(iter(dsdict.values()))
+    raise ValueError(f"{where}: no split {split!r}; the dataset has {sorted(dsdict)}.")
+
+
+def _canonical(ds: Any, renames: Mapping[str, str], required: Sequence[str], where: str) -> Any:
+    """Apply the task's renames, then known aliases, and check the required columns."""
+    present = set(ds.column_names)
+    mine = {src: dst for src, dst in renames.items() if src in present and src != dst}
+    ds = ds.rename_columns(mine) if mine else ds
+    for col in required:
+        if col in ds.column_names:
+            continue
+        alias = next((a for a in _ALIASES.get(col, ()) if a in ds.column_names), None)
+        if alias is None:
+            wanted = [s for s, d in renames.items() if d == col] or list(_ALIASES.get(col, (col,)))
+            raise ValueError(
+                f"{where}: missing column {col!r} (looked for {wanted}); the dataset has "
+                f"{sorted(ds.column_names)}. Fix the task's column map."
+            )
+        ds = ds.rename_column(alias, col)
+    return ds
+
+
+def _column(ds: Any, col: str) -> list[Any]:
+    values = list(ds[col])
+    # MTEB v1 stored a whole split in one row of lists.
+    if len(values) == 1 and isinstance(values[0], list):
+        return list(values[0])
+    return values
+
+
+def stratified_subsample(ds: Any, n: int, *, seed: int = 42, label: str = "labels") -> Any:
+    """MTEB's stratified subsample: ``train_test_split(test_size=n, seed, stratify)["test"]``.
+
+    The label column is cast to a ClassLabel over its sorted string values first, as MTEB does,
+    so that ``datasets`` can stratify. A split of ``n`` rows or fewer is returned unchanged.
+    """
+    from datasets import ClassLabel, Value
+
+    if n >= len(ds):
+        return ds
+    names = sorted({str(x) for x in ds[label] if x is not None})
+    ds = ds.cast_column(label, Value("string")).cast_column(label, ClassLabel(names=names))
+    return ds.train_test_split(test_size=n, seed=seed, stratify_by_column=label)["test"]
+
+
+def _pair_split(task: Task, ds: Any, where: str) -> PairClassificationData:
+    labels = [int(v) for v in _column(ds, "labels")]
+    return PairClassificationData(
+        [str(s) for s in _column(ds, "sentence1")],
+        [str(s) for s in _column(ds, "sentence2")],
+        labels,
+    )
+
+
+def _load_pairs(task: Task, path: str, splits: Sequence[str]) -> TaskData:
+    import datasets
+
+    required = ("sentence1", "sentence2", "labels")
+    loaded: dict[str, dict[str, Any]] = {}
+    for subset in task.subsets:
+        dsdict = _load(task, path, subset)
+        loaded[subset] = {
+            split: _canonical(
+                _pick_split(dsdict, split, f"{task.name}/{subset}"),
+                task.columns_for(subset),
+                required,
+                f"{task.name} ({path}, {subset}, {split})",
+            ).select_columns(list(required))
+            for split in splits
+        }
+    if task.concat_subsets:
+        loaded = {
+            "default": {
+                split: datasets.concatenate_datasets([loaded[s][split] for s in task.subsets])
+                for split in splits
+            }
+        }
+    out: TaskData = {}
+    for subset, by_split in loaded.items():
+        out[subset] = {}
+        for split, ds in by_split.items():
+            if task.subsample is not None:
+                ds = stratified_subsample(ds, task.subsample)
+            out[subset][split] = _pair_split(task, ds, f"{task.name}/{subset}/{split}")
+    return out
+
+
+def _load_retrieval_split(task: Task, path: str, subset: str, split: str) -> RetrievalData:
+    prefix = "" if subset == "default" else f"{subset}-"
+    where = f"{task.name} ({path}, {subset}, {split})"
+    corpus = _canonical(
+        _pick_split(_load(task, path, f"{prefix}corpus"), split, where, beir=True),
+        {},
+        ("id", "text"),
+        where,
+    )
+    queries = _canonical(
+        _pick_split(_load(task, path, f"{prefix}queries"), split, where, beir=True),
+        {},
+        ("id", "text"),
+        where,
+    )
+    qrels_ds = _canonical(
+        _pick_split(_load(task, path, f"{prefix}qrels" if prefix else "default"), split, where),
+        {},
+        ("query-id", "corpus-id", "score"),
+        where,
+    )
+    qrels: dict[str, dict[str, int]] = {}
+    for q, d, s in zip(qrels_ds["query-id"], qrels_ds["corpus-id"], qrels_ds["score"], strict=True):
+        qrels.setdefault(str(q), {})[str(d)] = int(s)
+    # MTEB's documents are "title text"; queries without a relevant document are not scored.
+    titles = corpus["title"] if "title" in corpus.column_names else [""] * len(corpus)
+    texts = [(f"{t or ''} {x or ''}").strip() for t, x in zip(titles, corpus["text"], strict=True)]
+    keep = {q for q, docs in qrels.items() if any(g > 0 for g in docs.values())}
+    q_ids, q_texts = [], []
+    for qid, text in zip(queries["id"], queries["text"], strict=True):
+        if str(qid) in keep:
+            q_ids.append(str(qid))
+            q_texts.append(str(text))
+    if not q_ids:
+        raise ValueError(f"{where}: no query has a relevant document in the qrels.")
+    return RetrievalData(
+        corpus_ids=[str(i) for i in corpus["id"]],
+        corpus_texts=texts,
+        query_ids=q_ids,
+        query_texts=q_texts,
+        qrels={q: qrels[q] for q in q_ids},
+    )
+
+
+def _load_simple(task: Task, path: str, splits: Sequence[str]) -> TaskData:
+    out: TaskData = {}
+    for subset in task.subsets:
+        dsdict = _load(task, path, subset)
+        renames = task.columns_for(subset)
+        out[subset] = {}
+        for split in splits:
+            where = f"{task.name} ({path}, {subset}, {split})"
+            ds = _pick_split(dsdict, split, where)
+            data: SplitData
+            if task.type == "Classification":
+                assert task.train_split is not None
+                train = _canonical(
+                    _pick_split(dsdict, task.train_split, where), renames, ("text", "label"), where
+                )
+                test = _canonical(ds, renames, ("text", "label"), where)
+                data = ClassificationData(
+                    [str(t) for t in train["text"]],
+                    list(train["label"]),
+                    [str(t) for t in test["text"]],
+                    list(test["label"]),
+                )
+            elif task.type == "Clustering":
+                ds = _canonical(ds, renames, ("sentences", "labels"), where)
+                if len(ds) and isinstance(ds[0]["sentences"], list):
+                    sets = tuple(
+                        ClusterSet([str(t) for t in row["sentences"]], list(row["labels"]))
+                        for row in ds
+                    )
+                else:
+                    sets = (ClusterSet([str(t) for t in ds["sentences"]], list(ds["labels"])),)
+                data = ClusteringData(sets)
+            else:  # BitextMining: sentence1 is matched against sentence2, as in MTEB
+                ds = _canonical(ds, renames, ("sentence1", "sentence2"), where)
+                data = BitextData(
+                    [str(s) for s in _column(ds, "sentence1")],
+                    [str(s) for s in _column(ds, "sentence2")],
+                )
+            out[subset][split] = data
+    return out
+
+
+def load_task(
+    task: Task, *, splits: Sequence[str] | None = None, data_path: str | Path | None = None
+) -> TaskData:
+    """Load a task's evaluation data, transformed and normalised for its type.
+
+    Args:
+        task: the task record.
+        splits: the splits to load; default the task's ``eval_splits``.
+        data_path: a local folder in Hub layout to read instead of the Hub (fixtures, or a
+            dataset this project built); default the task's Hub id at its pinned revision, or
+            the locally built dataset for tasks with a builder.
+
+    Returns:
+        ``{subset: {split: data}}``.
+    """
+    splits = tuple(splits or task.eval_splits)
+    if data_path is not None:
+        path = str(data_path)
+        if not Path(path).is_dir():
+            raise ValueError(f"data_path: {path} is not a folder.")
+    elif task.builder is not None:
+        from . import pipchem
+
+        path = str(pipchem.dataset_path(task.name))
+    else:
+        assert task.hf_path is not None
+        path = task.hf_path
+    if task.type == "PairClassification":
+        return _load_pairs(task, path, splits)
+    if task.type == "Retrieval":
+        return {
+            subset: {split: _load_retrieval_split(task, path, subset, split) for split in splits}
+            for subset in task.subsets
+        }
+    return _load_simple(task, path, splits)

@@ -1,0 +1,90 @@
+"""Typed, normalised task inputs: what the loader gives the runner, per task type."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+def _same_length(**named: list[Any]) -> None:
+    lengths = {k: len(v) for k, v in named.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"length mismatch: {lengths}")
+
+
+@dataclass(frozen=True)
+class ClassificationData:
+    """Texts and labels of a training split and of one evaluation split."""
+
+    train_texts: list[str]
+    train_labels: list[Any]
+    test_texts: list[str]
+    test_labels: list[Any]
+
+    def __post_init__(self) -> None:
+        _same_length(train_texts=self.train_texts, train_labels=self.train_labels)
+        _same_length(test_texts=self.test_texts, test_labels=self.test_labels)
+
+
+@dataclass(frozen=True)
+class ClusterSet:
+    """One set of texts to cluster, with their true labels."""
+
+    texts: list[str]
+    labels: list[Any]
+
+    def __post_init__(self) -> None:
+        _same_length(texts=self.texts, labels=self.labels)
+
+
+@dataclass(frozen=True)
+class ClusteringData:
+    """The cluster sets of a split (ChemTEB's tasks have exactly one; MTEB averages over sets)."""
+
+    sets: tuple[ClusterSet, ...]
+
+
+@dataclass(frozen=True)
+class PairClassificationData:
+    """Text pairs with 0/1 labels."""
+
+    sentences1: list[str]
+    sentences2: list[str]
+    labels: list[int]
+
+    def __post_init__(self) -> None:
+        _same_length(sentences1=self.sentences1, sentences2=self.sentences2, labels=self.labels)
+
+
+@dataclass(frozen=True)
+class BitextData:
+    """Aligned sources and targets: row i of ``sources`` translates to row i of ``targets``."""
+
+    sources: list[str]
+    targets: list[str]
+
+    def __post_init__(self) -> None:
+        _same_length(sources=self.sources, targets=self.targets)
+
+
+@dataclass(frozen=True)
+class RetrievalData:
+    """A corpus, queries with at least one relevant document, and graded relevance."""
+
+    corpus_ids: list[str]
+    corpus_texts: list[str]
+    query_ids: list[str]
+    query_texts: list[str]
+    qrels: Mapping[str, Mapping[str, int]]
+
+    def __post_init__(self) -> None:
+        _same_length(corpus_ids=self.corpus_ids, corpus_texts=self.corpus_texts)
+        _same_length(query_ids=self.query_ids, query_texts=self.query_texts)
+
+
+SplitData = (
+    ClassificationData | ClusteringData | PairClassificationData | BitextData | RetrievalData
+)
+#: ``{subset: {split: data}}``
+TaskData = dict[str, dict[str, SplitData]]

@@ -1,0 +1,243 @@
+"""Frozen task and benchmark records: what a task is, where its data lives, how it is scored."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+TaskType = Literal[
+    "Classification", "Clustering", "PairClassification", "BitextMining", "Retrieval"
+]
+TASK_TYPES: tuple[TaskType, ...] = (
+    "Classification",
+    "Clustering",
+    "PairClassification",
+    "BitextMining",
+    "Retrieval",
+)
+
+# The keys each type's scoring function reports; a task's main score must be one of them.
+MAIN_SCORES: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "Classification": frozenset({"accuracy", "f1", "f1_weighted", "ap"}),
+        "Clustering": frozenset({"v_measure"}),
+        "PairClassification": frozenset(
+            {"max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"}
+        ),
+        "BitextMining": frozenset({"f1", "accuracy"}),
+        "Retrieval": frozenset({"ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10"}),
+    }
+)
+CATEGORIES = frozenset({"s2s", "s2p", "p2p"})
+_REVISION = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _frozen_map(value: Mapping[str, str] | None) -> Mapping[str, str]:
+    return MappingProxyType(dict(value or {}))
+
+
+@dataclass(frozen=True)
+class Task:
+    """One evaluation task: its data (Hub id, pinned revision, subsets, splits) and its scoring.
+
+    Args:
+        name: the task's name (unique in the registry).
+        type: Classification, Clustering, PairClassification, BitextMining or Retrieval.
+        hf_path: the Hub dataset id; ``None`` for datasets this project builds locally.
+        revision: the pinned dataset revision (a 40-hex commit); ``None`` for local datasets.
+        eval_splits: the splits scored.
+        main_score: the key that ranks models on this task.
+        subsets: the dataset configs (``("default",)`` for single-config datasets).
+        columns: renames applied after loading, ``{source column: canonical column}``.
+        subset_columns: per-subset renames, where subsets differ.
+        train_split: the training split of a classification task.
+        subsample: stratified subsample size for pair classification (seed 42), or ``None``.
+        concat_subsets: concatenate all subsets' eval splits into one before scoring.
+        category: s2s, s2p or p2p where known, else ``None``.
+        source: where the texts come from (Wikipedia, PubChem, CoconutDB, SDS, HotpotQA, NQ,
+            ChemRxiv, or the packages an offline task is built from).
+        license: the dataset licence where known, else ``None``.
+        n_samples: number of samples, where a reference gives it, else ``None``.
+        split_sizes: per-split sizes as the reference states them, else empty.
+        aliases: other names results of this task were recorded under.
+        known_revisions: other revisions results of this task were made at (recognised, but
+            reported as a mismatch).
+        builder: the name of the local builder for datasets this project makes.
+        description: one line on what the task measures.
+        collection: the registry the record belongs to (``release``, ``mteb``, ``pipchem``):
+            MTEB and the release both have, e.g., a ``ChemNQRetrieval``, at other revisions.
+    """
+
+    name: str
+    type: TaskType
+    hf_path: str | None
+    revision: str | None
+    eval_splits: tuple[str, ...]
+    main_score: str
+    collection: str
+    subsets: tuple[str, ...] = ("default",)
+    columns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    subset_columns: Mapping[str, Mapping[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    train_split: str | None = None
+    subsample: int | None = None
+    concat_subsets: bool = False
+    category: str | None = None
+    source: str | None = None
+    license: str | None = None
+    n_samples: int | None = None
+    split_sizes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    aliases: tuple[str, ...] = ()
+    known_revisions: tuple[str, ...] = ()
+    builder: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name or not re.match(r"^[A-Za-z0-9_.()\-]+$", self.name):
+            raise ValueError(f"name: {self.name!r} is not a valid task name.")
+        if self.type not in TASK_TYPES:
+            raise ValueError(f"type: {self.type!r} for task {self.name}; use one of {TASK_TYPES}.")
+        if self.hf_path is None and self.builder is None:
+            raise ValueError(f"hf_path: task {self.name} needs a Hub id or a local builder.")
+        if self.revision is not None and not _REVISION.match(self.revision):
+            raise ValueError(
+                f"revision: {self.revision!r} of task {self.name} is not a 40-hex commit."
+            )
+        for rev in self.known_revisions:
+            if not _REVISION.match(rev):
+                raise ValueError(
+                    f"known_revisions: {rev!r} of task {self.name} is not a 40-hex commit."
+                )
+        if not self.eval_splits:
+            raise ValueError(f"eval_splits: task {self.name} has none.")
+        if self.main_score not in MAIN_SCORES[self.type]:
+            raise ValueError(
+                f"main_score: {self.main_score!r} is not a {self.type} score; use one of "
+                f"{sorted(MAIN_SCORES[self.type])}."
+            )
+        if self.category is not None and self.category not in CATEGORIES:
+            raise ValueError(
+                f"category: {self.category!r}; use one of {sorted(CATEGORIES)} or None."
+            )
+        if self.type == "Classification" and not self.train_split:
+            raise ValueError(f"train_split: classification task {self.name} needs one.")
+        if self.subsample is not None and self.subsample < 1:
+            raise ValueError(f"subsample: must be positive, got {self.subsample}.")
+        unknown = set(self.subset_columns) - set(self.subsets)
+        if unknown:
+            raise ValueError(f"subset_columns: {sorted(unknown)} are not subsets of {self.name}.")
+        # Freeze the mappings so that a record cannot be changed after the fact.
+        object.__setattr__(self, "columns", _frozen_map(self.columns))
+        object.__setattr__(self, "split_sizes", _frozen_map(self.split_sizes))
+        object.__setattr__(
+            self,
+            "subset_columns",
+            MappingProxyType({k: _frozen_map(v) for k, v in self.subset_columns.items()}),
+        )
+
+    def columns_for(self, subset: str) -> Mapping[str, str]:
+        """The renames for one subset: the task's, overridden by the subset's own."""
+        return {**self.columns, **self.subset_columns.get(subset, {})}
+
+    def revision_status(self, revision: str | None) -> str:
+        """How a results file's dataset revision relates to this task.
+
+        Returns:
+            ``"pinned"`` (the registry's revision), ``"known"`` (a revision published results
+            were made at, which is not the pinned one), or ``"unknown"``.
+        """
+        if revision is not None and revision == self.revision:
+            return "pinned"
+        if revision in self.known_revisions:
+            return "known"
+        return "unknown"
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready view of the record."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "hf_path": self.hf_path,
+            "revision": self.revision,
+            "eval_splits": list(self.eval_splits),
+            "main_score": self.main_score,
+            "subsets": list(self.subsets),
+            "columns": dict(self.columns),
+            "subset_columns": {k: dict(v) for k, v in self.subset_columns.items()},
+            "train_split": self.train_split,
+            "subsample": self.subsample,
+            "concat_subsets": self.concat_subsets,
+            "category": self.category,
+            "source": self.source,
+            "license": self.license,
+            "n_samples": self.n_samples,
+            "split_sizes": dict(self.split_sizes),
+            "aliases": list(self.aliases),
+            "known_revisions": list(self.known_revisions),
+            "builder": self.builder,
+            "description": self.description,
+            "collection": self.collection,
+        }
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """How a benchmark turns per-task scores into a ranking.
+
+    Args:
+        kind: ``"mean"`` (MTEB's leaderboard: mean over tasks, and mean per task type) or
+            ``"rrf"`` (the ChemTEB paper: per task type the mean of the tasks' scores, models
+            ranked per type, then Reciprocal Rank Fusion over the type ranks).
+        rrf_k: the RRF constant (score = sum over types of 1 / (k + rank)).
+    """
+
+    kind: Literal["mean", "rrf"]
+    rrf_k: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("mean", "rrf"):
+            raise ValueError(f"kind: {self.kind!r}; use 'mean' or 'rrf'.")
+        if self.kind == "rrf" and (self.rrf_k is None or self.rrf_k < 1):
+            raise ValueError("rrf_k: Reciprocal Rank Fusion needs a positive k.")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A named set of tasks with the splits and scores it ranks by.
+
+    Args:
+        name: the benchmark's name.
+        collection: the task collection its task names refer to.
+        tasks: task names, in display order.
+        aggregation: the ranking protocol.
+        description: what it is, in a sentence or two.
+        main_scores: per-task overrides of the task's main score (the paper ranks
+            classification by macro F1 and pair classification by max F1).
+        eval_splits: per-task overrides of the scored splits.
+        reference: a citation or URL.
+    """
+
+    name: str
+    collection: str
+    tasks: tuple[str, ...]
+    aggregation: Aggregation
+    description: str = ""
+    main_scores: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    eval_splits: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    reference: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.tasks:
+            raise ValueError(f"tasks: benchmark {self.name} has none.")
+        if len(set(self.tasks)) != len(self.tasks):
+            raise ValueError(f"tasks: benchmark {self.name} lists a task twice.")
+        for mapping_name in ("main_scores", "eval_splits"):
+            extra = set(getattr(self, mapping_name)) - set(self.tasks)
+            if extra:
+                raise ValueError(f"{mapping_name}: {sorted(extra)} are not tasks of {self.name}.")
+        object.__setattr__(self, "main_scores", MappingProxyType(dict(self.main_scores)))
+        object.__setattr__(self, "eval_splits", MappingProxyType(dict(self.eval_splits)))

@@ -1,0 +1,144 @@
+"""Lookup of tasks and benchmarks by name."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from .chemteb import CHEMTEB_V1_TASK_NAMES, MTEB_TASKS, PAPER_TASK_NAMES, RELEASE_TASKS
+from .pipchem import PIPCHEM_TASKS
+from .records import TASK_TYPES, Aggregation, Benchmark, Task
+
+COLLECTIONS: Mapping[str, tuple[Task, ...]] = MappingProxyType(
+    {"release": RELEASE_TASKS, "mteb": MTEB_TASKS, "pipchem": PIPCHEM_TASKS}
+)
+
+_PAPER_METRIC = {
+    "Classification": "f1",
+    "Clustering": "v_measure",
+    "PairClassification": "max_f1",
+    "BitextMining": "f1",
+    "Retrieval": "ndcg_at_10",
+}
+
+BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
+    {
+        "ChemTEB": Benchmark(
+            name="ChemTEB",
+            collection="mteb",
+            tasks=CHEMTEB_V1_TASK_NAMES,
+            aggregation=Aggregation("mean"),
+            description="MTEB's ChemTEB (27 tasks): scores line up with the MTEB leaderboard.",
+            reference="https://arxiv.org/abs/2412.00532",
+        ),
+        "ChemTEB(v1.1)": Benchmark(
+            name="ChemTEB(v1.1)",
+            collection="mteb",
+            tasks=(*CHEMTEB_V1_TASK_NAMES, "ChemRxivRetrieval"),
+            aggregation=Aggregation("mean"),
+            description="MTEB's ChemTEB(v1.1): ChemTEB plus ChemRxivRetrieval (28 tasks).",
+            reference="https://arxiv.org/abs/2412.00532",
+        ),
+        "ChemTEB(paper)": Benchmark(
+            name="ChemTEB(paper)",
+            collection="release",
+            tasks=PAPER_TASK_NAMES,
+            aggregation=Aggregation("rrf", rrf_k=10),
+            description="The ChemTEB paper's 35 tasks and protocol: per-type means of macro F1, "
+            "V-measure, max F1, F1 and nDCG@10 (retrieval on test only), ranked per type, "
+            "then Reciprocal Rank Fusion (k = 10).",
+            main_scores={
+                t.name: _PAPER_METRIC[t.type]
+                for t in RELEASE_TASKS
+                if t.name in PAPER_TASK_NAMES and t.main_score != _PAPER_METRIC[t.type]
+            },
+            # The release scored ChemHotpotQA on train, dev and test; the paper's tables use test.
+            eval_splits={"ChemHotpotQARetrieval": ("test",)},
+            reference="https://arxiv.org/abs/2412.00532",
+        ),
+        "PipChem": Benchmark(
+            name="PipChem",
+            collection="pipchem",
+            tasks=tuple(t.name for t in PIPCHEM_TASKS),
+            aggregation=Aggregation("mean"),
+            description="A small offline chemistry benchmark built from pip-installable real "
+            "data (PubChem identifiers, RDKit, Wikipedia leads). Not ChemTEB; not comparable "
+            "with ChemTEB scores.",
+        ),
+    }
+)
+
+
+def _unknown(kind: str, name: str, choices: list[str]) -> ValueError:
+    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return ValueError(f"{kind}: unknown {kind} {name!r}.{hint} `chemteb list` shows them all.")
+
+
+def list_tasks(collection: str | None = None) -> list[Task]:
+    """All task records, or those of one collection (``release``, ``mteb``, ``pipchem``)."""
+    if collection is None:
+        return [t for tasks in COLLECTIONS.values() for t in tasks]
+    if collection not in COLLECTIONS:
+        raise _unknown("collection", collection, list(COLLECTIONS))
+    return list(COLLECTIONS[collection])
+
+
+def get_task(name: str, collection: str | None = None) -> Task:
+    """A task by name or alias (a name the paper's result files used).
+
+    Args:
+        name: the task's name, or an alias such as ``CoconutSMILES2Formula1BM``.
+        collection: where to look; needed only for names that several collections share
+            (e.g. ``ChemNQRetrieval`` is in the release and in MTEB, at other revisions).
+
+    Returns:
+        The task record.
+    """
+    found = [t for t in list_tasks(collection) if name == t.name or name in t.aliases]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise _unknown("task", name, [t.name for t in list_tasks(collection)])
+    where = ", ".join(sorted(t.collection for t in found))
+    raise ValueError(
+        f"task: {name!r} is in several collections ({where}); pass collection=... "
+        "(the benchmark you run decides this for you)."
+    )
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """A benchmark by name: ``ChemTEB``, ``ChemTEB(v1.1)``, ``ChemTEB(paper)`` or ``PipChem``."""
+    if name not in BENCHMARKS:
+        raise _unknown("benchmark", name, list(BENCHMARKS))
+    return BENCHMARKS[name]
+
+
+def benchmark_tasks(benchmark: Benchmark | str) -> list[Task]:
+    """The task records of a benchmark, in its order."""
+    bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    return [get_task(name, bench.collection) for name in bench.tasks]
+
+
+def main_score(benchmark: Benchmark, task: Task) -> str:
+    """The score a benchmark ranks a task by."""
+    return benchmark.main_scores.get(task.name, task.main_score)
+
+
+def eval_splits(benchmark: Benchmark, task: Task) -> tuple[str, ...]:
+    """The splits a benchmark scores a task on."""
+    return benchmark.eval_splits.get(task.name, task.eval_splits)
+
+
+def _check() -> None:
+    # Every benchmark's tasks exist, once each, and every task type is known.
+    for bench in BENCHMARKS.values():
+        benchmark_tasks(bench)
+    for collection, tasks in COLLECTIONS.items():
+        names = [t.name for t in tasks]
+        assert len(set(names)) == len(names), f"duplicate task names in {collection}"
+        assert all(t.collection == collection and t.type in TASK_TYPES for t in tasks)
+
+
+_check()
