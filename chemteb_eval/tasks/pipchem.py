@@ -75,24 +75,24 @@ PIPCHEM_TASKS: tuple[Task, ...] = (
     _pipchem(
         "PipChemNameSynonymPC",
         "PairClassification",
-        "max_f1",
+        "max_ap",
         columns={"title": "sentence1", "synonyms": "sentence2"},
         category="s2s",
         source=_PUBCHEM,
         license="MIT",
-        description="Is the synonym a name of the same compound? Negatives are synonyms of an "
-        "isomer or the nearest compound by weight, as PubChemSynonymPC.",
+        description="Is the synonym a name of the same compound? Negatives are synonyms of the "
+        "compound nearest in molecular weight with another formula, as PubChemSynonymPC.",
     ),
     _pipchem(
         "PipChemNameSMILESPC",
         "PairClassification",
-        "max_f1",
+        "max_ap",
         columns={"title": "sentence1", "canonical_smiles": "sentence2"},
         category="s2s",
         source=_PUBCHEM,
         license="MIT",
-        description="Does the SMILES belong to the named compound? Negatives are SMILES of an "
-        "isomer or the nearest compound by weight, as PubChemSMILESCanonTitlePC.",
+        description="Does the SMILES belong to the named compound? Negatives are SMILES of the "
+        "compound nearest in molecular weight with another formula, as PubChemSMILESCanonTitlePC.",
     ),
     _pipchem(
         "PipChemWikiRetrieval",
