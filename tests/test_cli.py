@@ -30,7 +30,10 @@ def test_console_entry_point_runs() -> None:
 
 
 def test_scoring_import_stays_light() -> None:
-    code = "import sys, chemteb_eval.scoring; print(any(m in sys.modules for m in ('torch', 'datasets', 'evaluate')))"
+    code = (
+        "import sys, chemteb_eval.scoring, chemteb_eval.tasks; "
+        "print(any(m in sys.modules for m in ('torch', 'datasets', 'evaluate')))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False"
 

@@ -55,7 +55,7 @@ class Scale:
 SCALES: Mapping[str, Scale] = {
     "full": Scale(2500, 1200, None, None, None, None),
     # For CI's encode-and-score test: every task type, a few seconds of MiniLM on a CPU.
-    "small": Scale(300, 150, 60, 50, 100, 800),
+    "small": Scale(300, 150, 40, 30, 100, 400),
 }
 
 WIKI_TOPICS = ("Physical sciences", "Biology and health sciences", "Technology", "Mathematics")
