@@ -481,14 +481,19 @@ def _default_scale() -> str:
 def ensure_built(scale: str | None = None) -> Path:
     """The folder of a built suite, building it on first use (a few seconds) and reusing it.
 
-    The folder name carries the suite version, the scale and the source package versions, so a
-    new ``chemicals`` or ``rdkit`` release gets a fresh build. Building happens in a temporary
+    The folder name carries the suite version, the scale, the source package versions and a hash
+    of this builder's code, so a new ``chemicals`` or ``rdkit`` release, or a changed rule, gets a
+    fresh build. Building happens in a temporary
     folder renamed into place, so a killed build or two concurrent builds leave no half-written
     suite.
     """
     scale = scale or _default_scale()
     versions = _versions()
-    key = hashlib.sha256(json.dumps([SUITE_VERSION, scale, versions]).encode()).hexdigest()[:12]
+    # The builder's own code is part of the key: a changed rule never reuses an old build.
+    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    key = hashlib.sha256(json.dumps([SUITE_VERSION, scale, versions, code]).encode()).hexdigest()[
+        :12
+    ]
     target = cache_dir() / f"v{SUITE_VERSION}-{scale}-{key}"
     if (target / "BUILD_INFO.json").is_file():
         return target
