@@ -211,3 +211,24 @@ def test_offline_hub_dataset_gives_one_clear_error(monkeypatch: pytest.MonkeyPat
     message = str(info.value)
     assert "BASF-AI/PubChemSynonymPC" in message and task.revision in message
     assert "PipChem" in message and "hf download" in message
+
+
+def test_one_row_split_is_spread_out_before_subsampling(tmp_path: Path) -> None:
+    n = 2100
+    labels = [i % 3 == 0 for i in range(n)]
+    path = _write(
+        tmp_path,
+        {
+            "default": {
+                "test": {
+                    "sentence1": [[f"a{i}" for i in range(n)]],
+                    "sentence2": [[f"b{i}" for i in range(n)]],
+                    "labels": [[int(v) for v in labels]],
+                }
+            }
+        },
+    )
+    task = _task("PairClassification", "max_f1", subsample=2048)
+    split = load_task(task, data_path=path)["default"]["test"]
+    assert len(split.labels) == 2048
+    assert all(s1[1:] == s2[1:] for s1, s2 in zip(split.sentences1, split.sentences2, strict=True))

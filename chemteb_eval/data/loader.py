@@ -157,13 +157,13 @@ def stratified_subsample(ds: Any, n: int, *, seed: int = 42, label: str = "label
     return ds.train_test_split(test_size=n, seed=seed, stratify_by_column=label)["test"]
 
 
-def _pair_split(task: Task, ds: Any, where: str) -> PairClassificationData:
-    labels = [int(v) for v in _column(ds, "labels")]
-    return PairClassificationData(
-        [str(s) for s in _column(ds, "sentence1")],
-        [str(s) for s in _column(ds, "sentence2")],
-        labels,
-    )
+def _one_row_per_pair(ds: Any) -> Any:
+    """MTEB v1 stored a whole split in one row of lists; spread it out before subsampling."""
+    import datasets
+
+    if len(ds) == 1 and all(isinstance(ds[0][c], list) for c in ds.column_names):
+        return datasets.Dataset.from_dict({c: ds[0][c] for c in ds.column_names})
+    return ds
 
 
 def _load_pairs(task: Task, path: str, splits: Sequence[str]) -> TaskData:
@@ -182,6 +182,7 @@ def _load_pairs(task: Task, path: str, splits: Sequence[str]) -> TaskData:
             ).select_columns(list(required))
             for split in splits
         }
+        loaded[subset] = {split: _one_row_per_pair(ds) for split, ds in loaded[subset].items()}
     if task.concat_subsets:
         loaded = {
             "default": {
@@ -195,7 +196,11 @@ def _load_pairs(task: Task, path: str, splits: Sequence[str]) -> TaskData:
         for split, ds in by_split.items():
             if task.subsample is not None:
                 ds = stratified_subsample(ds, task.subsample)
-            out[subset][split] = _pair_split(task, ds, f"{task.name}/{subset}/{split}")
+            out[subset][split] = PairClassificationData(
+                [str(x) for x in ds["sentence1"]],
+                [str(x) for x in ds["sentence2"]],
+                [int(x) for x in ds["labels"]],
+            )
     return out
 
 
