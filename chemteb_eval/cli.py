@@ -71,6 +71,41 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from chemteb_eval import tasks
+    from chemteb_eval.runner import run
+
+    selected = None
+    if args.task:
+        collection = tasks.get_benchmark(args.benchmark).collection if args.benchmark else None
+        selected = [tasks.get_task(name, collection) for name in args.task]
+    report = run(
+        args.model,
+        benchmark=None if selected else (args.benchmark or "PipChem"),
+        tasks=selected,
+        output_dir=args.output_dir,
+        batch_size=args.batch_size,
+        device=args.device,
+        precision=args.precision,
+        overwrite=args.overwrite,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+    )
+    print(f"\n{'task':<44} {'status':<8} main score")
+    for name, status in report.statuses.items():
+        score = report.main_scores.get(name)
+        print(f"{name:<44} {status:<8} {'' if score is None else f'{score:.4f}'}")
+    enc = report.encoding
+    print(
+        f"\n{int(enc['requested']):,} texts requested, {int(enc['unique']):,} unique, "
+        f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded "
+        f"({enc['texts_per_second']:.0f}/s). {report.seconds:.1f} s in all. Results: {report.results_dir}"
+    )
+    for name, error in report.errors.items():
+        print(f"[failed] {name}: {error}", file=sys.stderr)
+    return 1 if report.errors else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chemteb",
@@ -89,6 +124,38 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lister.add_argument("--json", action="store_true", help="print JSON records")
     lister.set_defaults(func=_cmd_list)
+    runner = sub.add_parser(
+        "run",
+        help="evaluate a model (default: the bundled all-MiniLM-L6-v2 on the offline PipChem suite)",
+    )
+    runner.add_argument(
+        "-m",
+        "--model",
+        default="sentence-transformers/all-MiniLM-L6-v2",
+        help="Hub id or local folder",
+    )
+    runner.add_argument(
+        "-b", "--benchmark", help="ChemTEB, ChemTEB(v1.1), ChemTEB(paper) or PipChem (default)"
+    )
+    runner.add_argument(
+        "-t", "--task", nargs="+", help="run these tasks instead of a whole benchmark"
+    )
+    runner.add_argument(
+        "--output-dir", default="results", help="where result folders go (default: results)"
+    )
+    runner.add_argument("--batch-size", type=int, default=32)
+    runner.add_argument("--device", help="torch device, e.g. cpu or cuda:0")
+    runner.add_argument(
+        "--precision", default="float32", choices=["float32", "float16", "bfloat16"]
+    )
+    runner.add_argument(
+        "--overwrite", action="store_true", help="rerun tasks that already have results"
+    )
+    runner.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the embedding cache"
+    )
+    runner.add_argument("--quiet", action="store_true", help="no progress bars")
+    runner.set_defaults(func=_cmd_run)
     return parser
 
 

