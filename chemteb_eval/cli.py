@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -106,6 +107,46 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 1 if report.errors else 0
 
 
+def _cmd_rank(args: argparse.Namespace) -> int:
+    import json
+
+    from chemteb_eval import tasks
+    from chemteb_eval.results.ranking import rank_models, read_results
+
+    bench = tasks.get_benchmark(args.benchmark)
+    models = read_results(args.results, bench, model_table=args.model_table)
+    rows = rank_models(models, bench)
+    skipped = [s for m in models for s in m.skipped]
+    if args.json:
+        print(json.dumps([{k: v for k, v in r.items() if k != "mean"} for r in rows], indent=1))
+    else:
+        types = [t for t in tasks.TASK_TYPES if any(t in r["means"] for r in rows)]
+        short = {
+            "Classification": "Class",
+            "Clustering": "Clust",
+            "PairClassification": "PairCl",
+            "BitextMining": "Bitext",
+            "Retrieval": "Retr",
+        }
+        head = f"{'rank':>4} {'model':<42} {'RRF':>6} {'Borda':>6} " + " ".join(
+            f"{short[t]:>13}" for t in types
+        )
+        print(
+            f"{bench.name}: {len(rows)} models. Per type: mean main score (rank).\n{head}\n{'-' * len(head)}"
+        )
+        for r in rows:
+            cells = " ".join(
+                f"{r['means'][t]:>7.4f} ({r['ranks'][t]:>2})" if t in r["means"] else f"{'-':>13}"
+                for t in types
+            )
+            rank = "-" if r["rank"] is None else str(r["rank"])
+            note = "" if r["complete"] else f"  incomplete {r['coverage']}"
+            print(f"{rank:>4} {r['model'][:42]:<42} {r['rrf']:>6.3f} {r['borda']:>6} {cells}{note}")
+    for line in skipped:
+        print(f"[skipped] {line}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chemteb",
@@ -156,6 +197,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     runner.add_argument("--quiet", action="store_true", help="no progress bars")
     runner.set_defaults(func=_cmd_run)
+    ranker = sub.add_parser("rank", help="rank models from result folders (ours or MTEB's layout)")
+    ranker.add_argument("results", nargs="+", help="folders holding <model>/<revision>/<Task>.json")
+    ranker.add_argument("-b", "--benchmark", default="ChemTEB(paper)")
+    ranker.add_argument(
+        "--model-table",
+        help="CSV with results_dir,model_id columns (default: paper_models.csv beside a folder)",
+    )
+    ranker.add_argument("--json", action="store_true")
+    ranker.set_defaults(func=_cmd_rank)
     return parser
 
 
@@ -171,6 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Bad names and arguments: one line, no traceback.
         print(f"chemteb: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `chemteb list | head`
+        # Reading stops early; point stdout at devnull so the interpreter exits quietly.
+        sys.stdout = open(os.devnull, "w")
+        return 0
     return result
 
 
