@@ -30,6 +30,7 @@ from chemteb_eval.data.types import (
     TaskData,
 )
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.models.base import Encoder, Role
 from chemteb_eval.results.io import model_dir, write_json_atomic
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
@@ -158,7 +159,12 @@ def run(
     meta = encoder.meta
     out_dir = model_dir(Path(output_dir), meta.name, meta.revision)
     report = RunReport(results_dir=out_dir)
-    write_json_atomic(out_dir / "model_meta.json", meta.to_dict())
+    state = distributed_state()
+    # Under torchrun/accelerate every rank loads the data and encodes its shard; only the main
+    # process scores and writes.
+    main = state is None or bool(state.is_main_process)
+    if main:
+        write_json_atomic(out_dir / "model_meta.json", meta.to_dict())
 
     todo: list[Task] = []
     for task in tasks:
@@ -203,6 +209,8 @@ def run(
     ]
     try:
         engine.prefetch(requests)
+        if not main:
+            return report
         from tqdm.auto import tqdm
 
         for name in tqdm(list(loaded), desc="tasks", unit="task", disable=not progress):
@@ -245,6 +253,9 @@ def run(
     finally:
         report.encoding = engine.stats.to_dict()
         report.seconds = time.perf_counter() - started
+        if cache is not None:
+            cache.close()
+    if main:
         write_json_atomic(
             out_dir / "run_meta.json",
             {
@@ -258,6 +269,4 @@ def run(
                 "errors": report.errors,
             },
         )
-        if cache is not None:
-            cache.close()
     return report

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,6 +13,7 @@ from numpy.typing import NDArray
 from chemteb_eval.models.base import Encoder
 
 from .cache import EmbeddingCache, text_key
+from .distributed import distributed_state, gather_to_main
 
 __all__ = ["EmbeddingEngine", "EncodeStats"]
 
@@ -58,13 +60,17 @@ class EmbeddingEngine:
         self.progress = progress
         self.stats = EncodeStats()
         self._memory: dict[str, NDArray[np.float32]] = {}
+        self.state = distributed_state()
+        # Texts per stored block: bounds memory, and is what a killed run loses at most.
+        self.block = max(batch_size * 16, 512)
 
     def prefetch(self, requests: Iterable[tuple[str, str]]) -> EncodeStats:
         """Encode what ``embed`` will be asked for: each unique (prompt, text) once.
 
         Batches are length-sorted (longest first, so the slowest batches come early and padding
-        is small) and each is committed to the cache as soon as it is encoded, so an interrupted
-        run resumes where it stopped.
+        is small) and each block of texts is committed to the cache as soon as it is encoded, so
+        an interrupted run resumes where it stopped. Under ``torchrun``/``accelerate launch``
+        the blocks are sharded over the processes (see ``distributed``).
         """
         from tqdm.auto import tqdm
 
@@ -76,12 +82,39 @@ class EmbeddingEngine:
         keys = [k for k in unique if k not in self._memory]
         todo = self.cache.missing(keys) if self.cache is not None else keys
         self.stats.cache_hits += len(unique) - len(todo)
-        by_prompt: dict[str, list[str]] = {}
-        for key in todo:
-            by_prompt.setdefault(unique[key][0], []).append(key)
+        # One global order, the same on every rank: by prompt, longest texts first.
+        todo.sort(key=lambda k: (unique[k][0], -len(unique[k][1])))
         bar = tqdm(
             total=len(todo), desc="encoding", unit="text", disable=not self.progress or not todo
         )
+        if self.state is None:
+            for start in range(0, len(todo), self.block):
+                block = todo[start : start + self.block]
+                self._store(block, self._encode(block, unique, bar))
+        else:
+            # Each block is split between the processes and gathered back, in order, on the
+            # main process, which stores it; a killed run keeps every stored block.
+            for start in range(0, len(todo), self.block):
+                pairs = list(enumerate(todo[start : start + self.block]))
+                with self.state.split_between_processes(pairs) as mine:
+                    vectors = self._encode([k for _, k in mine], unique, bar)
+                    payload = [(i, v) for (i, _), v in zip(mine, vectors, strict=True)]
+                gathered = gather_to_main(self.state, payload)
+                if gathered is not None:
+                    gathered.sort(key=lambda item: item[0])
+                    assert [i for i, _ in gathered] == list(range(len(pairs)))
+                    self._store([k for _, k in pairs], np.stack([v for _, v in gathered]))
+        bar.close()
+        return self.stats
+
+    def _encode(
+        self, keys: list[str], unique: dict[str, tuple[str, str]], bar: Any
+    ) -> NDArray[np.float32]:
+        """Encode ``keys`` (grouped by prompt, longest texts first); rows in ``keys`` order."""
+        out: dict[str, NDArray[np.float32]] = {}
+        by_prompt: dict[str, list[str]] = {}
+        for key in keys:
+            by_prompt.setdefault(unique[key][0], []).append(key)
         for prompt, group in by_prompt.items():
             group.sort(key=lambda k: -len(unique[k][1]))
             for start in range(0, len(group), self.batch_size):
@@ -92,16 +125,24 @@ class EmbeddingEngine:
                 )
                 self.stats.seconds += time.perf_counter() - t0
                 self.stats.encoded += len(batch)
-                if self.cache is not None:
-                    self.cache.put(batch, vectors)
-                else:
-                    self._memory.update(zip(batch, vectors, strict=True))
+                out.update(zip(batch, vectors, strict=True))
                 bar.update(len(batch))
                 bar.set_postfix(
                     texts_per_s=f"{self.stats.encoded / max(self.stats.seconds, 1e-9):.0f}"
                 )
-        bar.close()
-        return self.stats
+        dim = self.encoder.meta.embedding_dim
+        return np.stack([out[k] for k in keys]) if keys else np.zeros((0, dim), np.float32)
+
+    def _store(self, keys: list[str], vectors: NDArray[np.float32]) -> None:
+        if self.cache is not None:
+            self.cache.put(keys, vectors)
+        else:
+            self._memory.update(zip(keys, vectors, strict=True))
+
+    @property
+    def is_main_process(self) -> bool:
+        """False on the helper ranks of a sharded run (they encode but do not score or write)."""
+        return self.state is None or bool(self.state.is_main_process)
 
     def embed(self, texts: list[str], prompt: str) -> NDArray[np.float32]:
         """The embeddings of ``texts`` (after ``prefetch``), one row per text, in order."""

@@ -1,0 +1,107 @@
+"""`chemteb run` against the bare model, cold and warm, on PipChem (same process, same run).
+
+    python benchmarks/bench_runner.py [--scale full|small] [--out benchmarks/out/runner.md]
+
+1. bare: load every PipChem task, collect the unique (prompt, text) pairs and call
+   ``SentenceTransformer.encode`` on them directly — the encoding any tool must do;
+2. cold: ``chemteb_eval.runner.run`` with an empty embedding cache (data loading, dedup,
+   encoding, scoring, atomic writes);
+3. warm: the same run again with ``overwrite=True`` (everything from the cache).
+The suite is built before timing starts. Reports the ratios cold/bare and cold/warm and how many
+encodings deduplication saved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from chemteb_eval.data import pipchem
+from chemteb_eval.data.loader import load_task
+from chemteb_eval.engine.cache import text_key
+from chemteb_eval.models import load_encoder
+from chemteb_eval.runner import _groups, run
+from chemteb_eval.tasks import benchmark_tasks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scale", choices=sorted(pipchem.SCALES), default="full")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "runner.md")
+    args = parser.parse_args()
+    os.environ["CHEMTEB_PIPCHEM_SCALE"] = args.scale
+    pipchem.ensure_built(args.scale)
+    encoder = load_encoder()
+
+    t0 = time.perf_counter()
+    requests = []
+    for task in benchmark_tasks("PipChem"):
+        for by_split in load_task(task).values():
+            for data in by_split.values():
+                for texts, role in _groups(data).values():
+                    requests += [(encoder.prompt(task.type, role), t) for t in texts]
+    unique: dict[str, tuple[str, str]] = {}
+    for prompt, text in requests:
+        unique.setdefault(text_key(prompt, text), (prompt, text))
+    by_prompt: dict[str, list[str]] = {}
+    for prompt, text in unique.values():
+        by_prompt.setdefault(prompt, []).append(text)
+    for prompt, texts in by_prompt.items():
+        encoder.encode(texts, prompt=prompt, batch_size=args.batch_size)
+    bare = time.perf_counter() - t0
+
+    work = Path(tempfile.mkdtemp())
+    try:
+        t0 = time.perf_counter()
+        cold = run(
+            encoder,
+            output_dir=work / "out",
+            cache_dir=work / "cache",
+            batch_size=args.batch_size,
+            progress=False,
+        )
+        t_cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run(
+            encoder,
+            output_dir=work / "out",
+            cache_dir=work / "cache",
+            batch_size=args.batch_size,
+            overwrite=True,
+            progress=False,
+        )
+        t_warm = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    enc = cold.encoding
+    lines = [
+        f"PipChem ({args.scale}), all-MiniLM-L6-v2, batch size {args.batch_size}, {platform.machine()} with {os.cpu_count()} CPUs; suite prebuilt.",
+        "",
+        "| measure | value |",
+        "|---|---:|",
+        f"| bare model: load tasks + encode the unique texts (s) | {bare:.1f} |",
+        f"| `run`, cold cache (s) | {t_cold:.1f} |",
+        f"| `run`, warm cache, --overwrite (s) | {t_warm:.1f} |",
+        f"| cold / bare (target <= 1.15) | {t_cold / bare:.3f} |",
+        f"| cold / warm (target >= 20) | {t_cold / t_warm:.1f} |",
+        f"| texts requested / unique | {int(enc['requested']):,} / {int(enc['unique']):,} |",
+        f"| encodings saved by deduplication | {int(enc['requested'] - enc['unique']):,} ({1 - enc['unique'] / enc['requested']:.1%}) |",
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
