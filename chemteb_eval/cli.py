@@ -88,6 +88,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         device=args.device,
         precision=args.precision,
+        api_base=args.api_base,
         overwrite=args.overwrite,
         use_cache=not args.no_cache,
         progress=not args.quiet,

@@ -111,6 +111,7 @@ def run(
     batch_size: int = 32,
     device: str | None = None,
     precision: str = "float32",
+    api_base: str | None = None,
     overwrite: bool = False,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
@@ -127,6 +128,7 @@ def run(
         batch_size: texts per model call.
         device: the torch device for local models.
         precision: float32, or float16/bfloat16 on CUDA.
+        api_base: the API root for ``openai:`` models.
         overwrite: rerun tasks whose result file exists.
         cache_dir: the embedding cache folder (default ``~/.cache/chemteb/embeddings``).
         use_cache: keep embeddings on disk and reuse them across runs.
@@ -153,7 +155,7 @@ def run(
     if isinstance(model, str):
         from chemteb_eval.models import load_encoder
 
-        encoder = load_encoder(model, device=device, precision=precision)
+        encoder = load_encoder(model, device=device, precision=precision, api_base=api_base)
     else:
         encoder = model
     meta = encoder.meta

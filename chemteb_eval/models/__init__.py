@@ -8,9 +8,37 @@ from .sentence_transformers import DEFAULT_MODEL, SentenceTransformerEncoder
 
 
 def load_encoder(
-    name: str = DEFAULT_MODEL, *, device: str | None = None, precision: str = "float32"
+    name: str = DEFAULT_MODEL,
+    *,
+    device: str | None = None,
+    precision: str = "float32",
+    api_base: str | None = None,
 ) -> Encoder:
-    """The encoder for a model name (sentence-transformers for now)."""
+    """The encoder for a model name.
+
+    Args:
+        name: ``org/model`` or a folder (sentence-transformers); ``openai:MODEL`` for an
+            OpenAI-compatible embeddings API (``api_base`` or ``$OPENAI_BASE_URL``);
+            ``transformers:MODEL`` or ``transformers-cls:MODEL`` for a plain transformers model
+            with mean or CLS pooling.
+        device: the torch device of local models.
+        precision: float32, or float16/bfloat16 on CUDA (sentence-transformers).
+        api_base: the API root for ``openai:`` models.
+
+    Returns:
+        An ``Encoder``.
+    """
+    if name.startswith("openai:"):
+        from .http import HTTPEmbeddingEncoder
+
+        return HTTPEmbeddingEncoder(name.split(":", 1)[1], base_url=api_base)
+    if name.startswith(("transformers:", "transformers-cls:")):
+        from .transformers_pooling import TransformersEncoder
+
+        kind, model = name.split(":", 1)
+        return TransformersEncoder(
+            model, pooling="cls" if kind == "transformers-cls" else "mean", device=device
+        )
     return SentenceTransformerEncoder(name, device=device, precision=precision)
 
 

@@ -1,0 +1,141 @@
+"""An OpenAI-compatible HTTP embeddings backend (OpenAI, Azure-style proxies, vLLM, TEI, ...).
+
+``POST {base_url}/embeddings`` with ``{"model": ..., "input": [texts]}``; the response's
+``data[i].index`` puts vectors back in input order. Batches are bounded by count; 429 and 5xx
+answers and connection errors are retried with exponential backoff (``Retry-After`` honoured);
+``requests_per_minute`` spaces requests out.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chemteb_eval.errors import ChemtebError
+
+from .base import ModelMeta, Role
+from .prompts import convention_prompt
+
+
+class HTTPEmbeddingEncoder:
+    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint.
+
+    Args:
+        model: the model name the server knows.
+        base_url: the API root (default ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``).
+        api_key: the bearer token (default ``$OPENAI_API_KEY``; none for local servers).
+        max_batch: texts per request.
+        max_retries: retries of one request before giving up.
+        backoff: the first retry's wait in seconds (doubling each time, at most 60 s).
+        requests_per_minute: a client-side rate limit (``None``: none).
+        timeout: seconds per request.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_batch: int = 256,
+        max_retries: int = 6,
+        backoff: float = 1.0,
+        requests_per_minute: float | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        import httpx
+
+        if max_batch < 1:
+            raise ValueError(f"max_batch: must be positive, got {max_batch}.")
+        self.base_url = (
+            base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        ).rstrip("/")
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self.model = model
+        self.max_batch = max_batch
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
+        self._last = 0.0
+        self.requests = 0  # sent, retries included
+        dim = self._post(["dimension probe"]).shape[1]
+        self.meta = ModelMeta(
+            name=model,
+            revision=None,
+            n_parameters=None,
+            embedding_dim=int(dim),
+            max_tokens=None,
+            framework="openai-compatible-http",
+            source=self.base_url,
+        )
+
+    def prompt(self, task_type: str, role: Role | None) -> str:
+        return convention_prompt(self.model, task_type, role)
+
+    def _post(self, texts: list[str]) -> NDArray[np.float32]:
+        import httpx
+
+        wait = self.backoff
+        for attempt in range(self.max_retries + 1):
+            if self._interval:
+                pause = self._last + self._interval - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+            self._last = time.monotonic()
+            self.requests += 1
+            try:
+                response = self._client.post(
+                    f"{self.base_url}/embeddings", json={"model": self.model, "input": texts}
+                )
+            except httpx.TransportError as exc:
+                error: str = f"{type(exc).__name__}: {exc}"
+                retry_after = None
+            else:
+                if response.status_code == 200:
+                    return self._parse(response.json(), len(texts))
+                if response.status_code not in (408, 409, 429) and response.status_code < 500:
+                    raise ChemtebError(
+                        f"{self.base_url}/embeddings answered {response.status_code} for model "
+                        f"{self.model}: {response.text[:300]}. Check the model name and API key."
+                    )
+                error = f"HTTP {response.status_code}"
+                retry_after = response.headers.get("Retry-After")
+            if attempt == self.max_retries:
+                raise ChemtebError(
+                    f"{self.base_url}/embeddings failed {self.max_retries + 1} times ({error}); "
+                    "the server is down or rate-limiting: retry later or lower --batch-size."
+                )
+            try:
+                delay = float(retry_after) if retry_after is not None else wait
+            except ValueError:
+                delay = wait
+            time.sleep(min(delay, 60.0))
+            wait = min(wait * 2, 60.0)
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _parse(payload: Any, n: int) -> NDArray[np.float32]:
+        try:
+            items = sorted(payload["data"], key=lambda d: d["index"])
+            vectors = np.asarray([d["embedding"] for d in items], dtype=np.float32)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ChemtebError(
+                f"embeddings response is malformed ({exc}); is this an OpenAI-compatible server?"
+            ) from None
+        if vectors.ndim != 2 or len(vectors) != n:
+            raise ChemtebError(f"embeddings response has {len(vectors)} vectors for {n} inputs.")
+        return vectors
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
+        size = min(batch_size, self.max_batch)
+        parts = [
+            self._post([prompt + t for t in texts[start : start + size]])
+            for start in range(0, len(texts), size)
+        ]
+        return np.vstack(parts) if parts else np.zeros((0, self.meta.embedding_dim), np.float32)

@@ -1,0 +1,90 @@
+"""Plain ``transformers`` encoders with mean or CLS pooling (BERT-family models such as SciBERT,
+MatSciBERT or ChemicalBERT, which ship no sentence-transformers config)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .base import ModelMeta, Role
+from .prompts import convention_prompt
+from .sentence_transformers import resolve
+
+
+class TransformersEncoder:
+    """A ``transformers`` model pooled into one vector per text.
+
+    Args:
+        name: a Hub id or a local folder.
+        pooling: ``mean`` (over non-padding tokens) or ``cls`` (the first token).
+        normalize: scale embeddings to unit length.
+        max_length: the token limit (default the model's, at most 512).
+        device: the torch device.
+        revision: a Hub revision to pin.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pooling: Literal["mean", "cls"] = "mean",
+        normalize: bool = False,
+        max_length: int | None = None,
+        device: str | None = None,
+        revision: str | None = None,
+    ) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling: {pooling!r}; use 'mean' or 'cls'.")
+        source, known = resolve(name)
+        self.tokenizer: Any = AutoTokenizer.from_pretrained(source, revision=revision)
+        self.model: Any = AutoModel.from_pretrained(source, revision=revision).eval()
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model.to(self.device)
+        self.pooling = pooling
+        self.normalize = normalize
+        limit = getattr(self.model.config, "max_position_embeddings", 512) or 512
+        self.max_length = min(max_length or limit, limit, 512)
+        self.meta = ModelMeta(
+            name=Path(name).name if Path(name).is_dir() else name,
+            revision=revision or known,
+            n_parameters=int(sum(p.numel() for p in self.model.parameters())),
+            embedding_dim=int(self.model.config.hidden_size),
+            max_tokens=self.max_length,
+            framework=f"transformers ({pooling} pooling)",
+            source=source,
+        )
+
+    def prompt(self, task_type: str, role: Role | None) -> str:
+        return convention_prompt(self.meta.name, task_type, role)
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
+        import torch
+
+        out = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), batch_size):
+                batch = [prompt + t for t in texts[start : start + batch_size]]
+                enc = self.tokenizer(
+                    batch,
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                )
+                enc = {k: v.to(self.device) for k, v in enc.items()}
+                hidden = self.model(**enc).last_hidden_state
+                if self.pooling == "cls":
+                    pooled = hidden[:, 0]
+                else:
+                    mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                if self.normalize:
+                    pooled = torch.nn.functional.normalize(pooled, dim=-1)
+                out.append(pooled.float().cpu().numpy())
+        return np.vstack(out) if out else np.zeros((0, self.meta.embedding_dim), np.float32)
