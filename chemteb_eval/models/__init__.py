@@ -20,7 +20,7 @@ def load_encoder(
         name: ``org/model`` or a folder (sentence-transformers); ``openai:MODEL`` for an
             OpenAI-compatible embeddings API (``api_base`` or ``$OPENAI_BASE_URL``);
             ``transformers:MODEL`` or ``transformers-cls:MODEL`` for a plain transformers model
-            with mean or CLS pooling.
+            with mean or CLS pooling; ``model2vec:MODEL`` for a model2vec static model.
         device: the torch device of local models.
         precision: float32, or float16/bfloat16 on CUDA (sentence-transformers).
         api_base: the API root for ``openai:`` models.
@@ -32,6 +32,10 @@ def load_encoder(
         from .http import HTTPEmbeddingEncoder
 
         return HTTPEmbeddingEncoder(name.split(":", 1)[1], base_url=api_base)
+    if name.startswith("model2vec:"):
+        from .static import Model2VecEncoder
+
+        return Model2VecEncoder(name.split(":", 1)[1])
     if name.startswith(("transformers:", "transformers-cls:")):
         from .transformers_pooling import TransformersEncoder
 
