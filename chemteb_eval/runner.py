@@ -31,8 +31,10 @@ from chemteb_eval.data.types import (
 )
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.distributed import distributed_state
+from chemteb_eval.metric_docs import protocol_defaults
 from chemteb_eval.models.base import Encoder, Role
 from chemteb_eval.results.io import model_dir, write_json_atomic
+from chemteb_eval.scoring.classification import undersample_indices
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
 
 __all__ = ["RunReport", "run"]
@@ -40,10 +42,24 @@ __all__ = ["RunReport", "run"]
 Groups = dict[str, tuple[list[str], Role | None]]
 
 
+def _probe_rows(data: ClassificationData) -> np.ndarray:
+    """The training rows the probe's experiments use: only these need embedding (as in MTEB,
+    which encodes the union of the undersampled rows, not the whole training split)."""
+    defaults = protocol_defaults(scoring.score_classification)
+    picks = undersample_indices(
+        np.asarray(data.train_labels),
+        defaults["n_experiments"],
+        defaults["samples_per_label"],
+        defaults["seed"],
+    )
+    return np.unique(np.concatenate(picks))
+
+
 def _groups(data: SplitData) -> Groups:
     """The texts a split needs embedded, by name, with their retrieval role."""
     if isinstance(data, ClassificationData):
-        return {"train": (data.train_texts, None), "test": (data.test_texts, None)}
+        used = [data.train_texts[i] for i in _probe_rows(data)]
+        return {"train": (used, None), "test": (data.test_texts, None)}
     if isinstance(data, ClusteringData):
         return {f"set{i}": (s.texts, None) for i, s in enumerate(data.sets)}
     if isinstance(data, PairClassificationData):
@@ -55,9 +71,11 @@ def _groups(data: SplitData) -> Groups:
 
 def _score(data: SplitData, emb: dict[str, np.ndarray]) -> dict[str, Any]:
     if isinstance(data, ClassificationData):
-        return scoring.score_classification(
-            emb["train"], data.train_labels, emb["test"], data.test_labels
-        )
+        # Rows no experiment draws are never read by the probe: zeros keep the row indices (and
+        # so the seeded undersampling) of the full training split.
+        train = np.zeros((len(data.train_texts), emb["train"].shape[1]), dtype=emb["train"].dtype)
+        train[_probe_rows(data)] = emb["train"]
+        return scoring.score_classification(train, data.train_labels, emb["test"], data.test_labels)
     if isinstance(data, ClusteringData):
         per_set = [
             scoring.score_clustering(emb[f"set{i}"], s.labels) for i, s in enumerate(data.sets)

@@ -188,3 +188,31 @@ def test_two_processes_sharing_a_cache_leave_it_consistent(
         log=lambda m: None,
     )
     assert again.encoding["encoded"] == 0 and again.main_scores == first
+
+
+def test_classification_encodes_only_the_probes_rows_and_scores_the_same(
+    small_suite: Path, tmp_path: Path
+) -> None:
+    import numpy as np
+
+    from chemteb_eval import scoring
+    from chemteb_eval.data.loader import load_task
+    from chemteb_eval.runner import _groups, _score
+
+    task = benchmark_tasks("PipChem")[0]
+    data = load_task(task)["default"]["test"]
+    groups = _groups(data)
+    assert len(groups["train"][0]) < len(data.train_texts)
+    enc = HashingEncoder()
+    full = scoring.score_classification(
+        enc.encode(data.train_texts, prompt="", batch_size=64),
+        data.train_labels,
+        enc.encode(data.test_texts, prompt="", batch_size=64),
+        data.test_labels,
+    )
+    partial = _score(
+        data,
+        {name: enc.encode(texts, prompt="", batch_size=64) for name, (texts, _) in groups.items()},
+    )
+    assert partial == full
+    assert np.isfinite(partial["accuracy"])
