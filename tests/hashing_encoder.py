@@ -17,7 +17,11 @@ from chemteb_eval.models.base import ModelMeta
 
 class HashingEncoder:
     def __init__(
-        self, dim: int = 64, delay: float = 0.0, name: str = "test/hashing-trigrams"
+        self,
+        dim: int = 64,
+        delay: float = 0.0,
+        name: str = "test/hashing-trigrams",
+        interrupt_at: int | None = None,
     ) -> None:
         self.meta = ModelMeta(
             name=name,
@@ -31,12 +35,15 @@ class HashingEncoder:
         self.dim = dim
         self.delay = delay
         self.calls = 0
+        self.interrupt_at = interrupt_at  # raise KeyboardInterrupt (Ctrl-C) on this call
 
     def prompt(self, task_type: str, role: str | None) -> str:
         return "query: " if role == "query" else ""
 
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
         self.calls += 1
+        if self.calls == self.interrupt_at:
+            raise KeyboardInterrupt
         if self.delay:
             time.sleep(self.delay)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

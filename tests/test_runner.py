@@ -216,3 +216,37 @@ def test_classification_encodes_only_the_probes_rows_and_scores_the_same(
     )
     assert partial == full
     assert np.isfinite(partial["accuracy"])
+
+
+def test_ctrl_c_keeps_the_finished_blocks_and_run_meta(small_suite: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "emb"
+    with pytest.raises(KeyboardInterrupt):
+        run(
+            HashingEncoder(interrupt_at=40),
+            output_dir=tmp_path / "a",
+            cache_dir=cache,
+            batch_size=16,
+            progress=False,
+            log=lambda m: None,
+        )
+    meta = json.loads(
+        (tmp_path / "a" / "test__hashing-trigrams" / ("1" * 40) / "run_meta.json").read_text()
+    )
+    assert meta["encoding"]["encoded"] >= 512
+    resumed = run(
+        HashingEncoder(),
+        output_dir=tmp_path / "a",
+        cache_dir=cache,
+        batch_size=16,
+        progress=False,
+        log=lambda m: None,
+    )
+    assert resumed.encoding["cache_hits"] >= 512
+    fresh = run(
+        HashingEncoder(),
+        output_dir=tmp_path / "b",
+        use_cache=False,
+        progress=False,
+        log=lambda m: None,
+    )
+    assert resumed.main_scores == fresh.main_scores
