@@ -174,8 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
         "-m",
         "--model",
         default="sentence-transformers/all-MiniLM-L6-v2",
-        help="Hub id or local folder",
+        help="Hub id or folder (sentence-transformers); transformers:ID or transformers-cls:ID "
+        "(mean/CLS pooling); model2vec:ID; openai:MODEL (OpenAI-compatible API)",
     )
+    runner.add_argument("--api-base", help="API root for openai: models (default $OPENAI_BASE_URL)")
     runner.add_argument(
         "-b", "--benchmark", help="ChemTEB, ChemTEB(v1.1), ChemTEB(paper) or PipChem (default)"
     )

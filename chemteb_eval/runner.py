@@ -275,18 +275,18 @@ def run(
         report.seconds = time.perf_counter() - started
         if cache is not None:
             cache.close()
-    if main:
-        write_json_atomic(
-            out_dir / "run_meta.json",
-            {
-                "chemteb_eval_version": __version__,
-                "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "benchmark": bench.name if bench is not None else None,
-                "hardware": _hardware(),
-                "seconds": report.seconds,
-                "encoding": report.encoding,
-                "tasks": report.statuses,
-                "errors": report.errors,
-            },
-        )
+        if main:  # also after Ctrl-C or an error: what was done is recorded
+            write_json_atomic(
+                out_dir / "run_meta.json",
+                {
+                    "chemteb_eval_version": __version__,
+                    "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    "benchmark": bench.name if bench is not None else None,
+                    "hardware": _hardware(),
+                    "seconds": report.seconds,
+                    "encoding": report.encoding,
+                    "tasks": report.statuses,
+                    "errors": report.errors,
+                },
+            )
     return report

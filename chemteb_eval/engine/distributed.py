@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["distributed_state", "gather_to_main"]
+__all__ = ["distributed_state", "finish", "gather_to_main"]
 
 
 def distributed_state() -> Any | None:
@@ -37,3 +37,16 @@ def gather_to_main(state: Any, payload: list[Any]) -> list[Any] | None:
     if gathered is None:
         return None
     return [item for part in gathered for item in part]
+
+
+def finish(state: Any) -> None:
+    """Wait for every rank, then close the process group.
+
+    Helper ranks leave right after encoding; a rank that exits with its gloo group still open
+    can abort in the group's destructor ("terminate called without an active exception").
+    """
+    import torch.distributed as dist
+
+    state.wait_for_everyone()
+    if dist.is_initialized():
+        dist.destroy_process_group()

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from chemteb_eval.models.base import Encoder
 
 from .cache import EmbeddingCache, text_key
-from .distributed import distributed_state, gather_to_main
+from .distributed import distributed_state, finish, gather_to_main
 
 __all__ = ["EmbeddingEngine", "EncodeStats"]
 
@@ -104,6 +104,7 @@ class EmbeddingEngine:
                     gathered.sort(key=lambda item: item[0])
                     assert [i for i, _ in gathered] == list(range(len(pairs)))
                     self._store([k for _, k in pairs], np.stack([v for _, v in gathered]))
+            finish(self.state)
         bar.close()
         return self.stats
 
