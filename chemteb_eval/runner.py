@@ -202,16 +202,16 @@ def run(
         splits = eval_splits(bench, task) if bench is not None else task.eval_splits
         try:
             loaded[task.name] = load_task(task, splits=splits)
-        except Exception as exc:
+        except Exception as exc:  # one task's failure is recorded; the run goes on
             report.statuses[task.name] = "failed"
             report.errors[task.name] = f"{type(exc).__name__}: {exc}"
             log(f"[failed] {task.name}: could not load data: {exc}")
 
     cache = None
     if use_cache:
-        from chemteb_eval.data.loader import _cache_root
+        from chemteb_eval.data.loader import cache_root
 
-        root = Path(cache_dir) if cache_dir is not None else _cache_root() / "embeddings"
+        root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
         cache = EmbeddingCache(root, meta.name, meta.revision, meta.source)
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     by_task = {task.name: task for task in todo}

@@ -30,7 +30,7 @@ from .types import (
     TaskData,
 )
 
-__all__ = ["load_task", "stratified_subsample"]
+__all__ = ["cache_root", "load_task", "stratified_subsample"]
 
 # Canonical column -> names it goes by in the wild (MTEB v1/v2 and the BASF-AI datasets).
 _ALIASES: Mapping[str, tuple[str, ...]] = {
@@ -87,7 +87,7 @@ def _load(task: Task, path: str, config: str) -> Any:
         # by the folder, so two fresh folders with the same layout can read each other's cache;
         # a cache per folder rules that out.
         folder = str(Path(path).resolve())
-        cache = _cache_root() / "datasets" / hashlib.sha256(folder.encode()).hexdigest()[:16]
+        cache = cache_root() / "datasets" / hashlib.sha256(folder.encode()).hexdigest()[:16]
         return datasets.load_dataset(folder, name, cache_dir=str(cache))
     try:
         with _offline_unless_reachable():
@@ -103,7 +103,8 @@ def _load(task: Task, path: str, config: str) -> Any:
         ) from exc
 
 
-def _cache_root() -> Path:
+def cache_root() -> Path:
+    """chemteb's cache folder: ``$CHEMTEB_CACHE``, else ``~/.cache/chemteb``."""
     return Path(os.environ.get("CHEMTEB_CACHE") or Path.home() / ".cache" / "chemteb")
 
 

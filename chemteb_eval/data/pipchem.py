@@ -466,9 +466,9 @@ def build(out_dir: Path, *, scale: str = "full") -> dict[str, Any]:
 
 def cache_dir() -> Path:
     """Where built suites are kept: ``$CHEMTEB_CACHE/pipchem`` (default ``~/.cache/chemteb``)."""
-    from .loader import _cache_root
+    from .loader import cache_root
 
-    return _cache_root() / "pipchem"
+    return cache_root() / "pipchem"
 
 
 def _default_scale() -> str:
