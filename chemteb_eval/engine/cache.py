@@ -47,7 +47,7 @@ class EmbeddingCache:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB) WITHOUT ROWID"
         )
-        (self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)"))
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('model', ?)", (ident,))
 
     def close(self) -> None:
