@@ -14,9 +14,35 @@ import numpy as np
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 from chemteb_eval.tasks.records import TASK_TYPES
 
-__all__ = ["ModelResults", "rank_models", "read_results"]
+__all__ = [
+    "DETAIL_KEYS",
+    "ModelResults",
+    "ScannedModel",
+    "rank_models",
+    "read_results",
+    "scan_results",
+]
 
-_NOT_TASKS = {"model_meta.json", "run_meta.json"}
+# Scores the per-task views show beside the main score, per task type (MTEB's key names).
+DETAIL_KEYS: Mapping[str, tuple[str, ...]] = {
+    "Classification": ("accuracy", "f1", "f1_weighted", "ap"),
+    "Clustering": ("v_measure",),
+    "PairClassification": ("max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"),
+    "BitextMining": ("f1", "accuracy", "precision", "recall"),
+    "Retrieval": ("ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10", "ndcg_at_1"),
+}
+
+
+@dataclass
+class ScannedModel:
+    """One model folder, its JSON files parsed once (so several benchmarks can be scored)."""
+
+    folder: Path
+    name: str
+    meta: dict[str, Any] = field(default_factory=dict)  # model_meta.json, if any
+    run_meta: dict[str, Any] = field(default_factory=dict)  # the newest run_meta.json, if any
+    payloads: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)  # oldest first
+    skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
 
 
 @dataclass
@@ -28,6 +54,10 @@ class ModelResults:
     scores: dict[str, float] = field(default_factory=dict)  # task name -> main score
     revision_mismatches: int = 0
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
+    seconds: dict[str, float] = field(default_factory=dict)  # task -> evaluation_time
+    details: dict[str, dict[str, float]] = field(default_factory=dict)  # task -> DETAIL_KEYS
+    meta: dict[str, Any] = field(default_factory=dict)
+    run_meta: dict[str, Any] = field(default_factory=dict)
 
 
 def _model_table(path: Path | None) -> dict[str, str]:
@@ -37,44 +67,50 @@ def _model_table(path: Path | None) -> dict[str, str]:
         return {row["results_dir"]: row["model_id"] for row in csv.DictReader(handle)}
 
 
-def _task_score(task: Task, bench: Benchmark, payload: Mapping[str, Any]) -> float | None:
-    key = main_score(bench, task)
+def _split_mean(payload: Mapping[str, Any], key: str, splits: Iterable[str]) -> float | None:
     per_split = []
-    for split in eval_splits(bench, task):
+    for split in splits:
         entries = payload.get("scores", {}).get(split)
         if not entries:
             return None
         values = [e[key] for e in entries if isinstance(e, dict) and key in e]
         if len(values) != len(entries):
             return None
-        per_split.append(float(np.mean(values)))  # mean over subsets
+        mean = float(np.mean(values))  # mean over subsets
+        if not np.isfinite(mean):
+            raise ValueError(f"{key} is not a finite number")
+        per_split.append(mean)
     return float(np.mean(per_split))  # mean over the benchmark's splits
 
 
-def read_results(
-    roots: Iterable[str | Path], bench: Benchmark, *, model_table: str | Path | None = None
-) -> list[ModelResults]:
-    """Every model folder under ``roots`` with its scores on ``bench``'s tasks.
+def _task_score(task: Task, bench: Benchmark, payload: Mapping[str, Any]) -> float | None:
+    return _split_mean(payload, main_score(bench, task), eval_splits(bench, task))
 
-    Layout: ``root/<model>/<revision>/<Task>.json`` (ours and MTEB's). A task file is matched to
-    the benchmark by task name or alias; a dataset revision other than the pinned one counts as a
-    mismatch. Malformed files are skipped and listed, never fatal.
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(payload, dict):
+        raise ValueError("not a JSON object")
+    return payload
+
+
+def scan_results(
+    roots: Iterable[str | Path], *, model_table: str | Path | None = None
+) -> list[ScannedModel]:
+    """Parse every result file under ``roots`` once.
+
+    Layout: ``root/<model>/<revision>/<Task>.json`` (ours and MTEB's). Unreadable files are
+    listed in ``skipped``, never fatal.
 
     Args:
         roots: result folders.
-        bench: the benchmark.
         model_table: a CSV with ``results_dir`` and ``model_id`` columns naming the folders (the
             paper's ``paper_models.csv``); default a ``paper_models.csv`` beside a root.
 
     Returns:
-        One ``ModelResults`` per model folder (several revisions merge; the newest file wins).
+        One ``ScannedModel`` per model folder that holds JSON files.
     """
-    by_name: dict[str, Task] = {}
-    for task in benchmark_tasks(bench):
-        by_name[task.name] = task
-        for alias in task.aliases:
-            by_name[alias] = task
-    models: list[ModelResults] = []
+    scanned: list[ScannedModel] = []
     for root in map(Path, roots):
         if not root.is_dir():
             raise ValueError(f"results: {root} is not a folder.")
@@ -83,35 +119,100 @@ def read_results(
             files = sorted(folder.glob("*/*.json"), key=lambda p: p.stat().st_mtime)
             if not files:
                 continue
-            name = table.get(folder.name) or folder.name.replace("__", "/")
-            result = ModelResults(model=name, folder=folder)
+            model = ScannedModel(
+                folder=folder, name=table.get(folder.name) or folder.name.replace("__", "/")
+            )
             for path in files:
-                if path.name in _NOT_TASKS:
-                    if path.name == "model_meta.json":
-                        try:
-                            result.model = json.loads(path.read_text())["name"]
-                        except (OSError, ValueError, KeyError, TypeError) as exc:
-                            result.skipped.append(f"{path}: {exc}")
-                    continue
                 try:
-                    payload = json.loads(path.read_text())
-                    found = by_name.get(payload.get("task_name") or path.stem)
-                    if found is None:
-                        continue
-                    task = found
-                    score = _task_score(task, bench, payload)
-                except (OSError, ValueError, TypeError, AttributeError, KeyError) as exc:
-                    result.skipped.append(f"{path}: {exc}")
+                    payload = _read_json_object(path)
+                except (OSError, ValueError) as exc:
+                    model.skipped.append(f"{path}: {exc}")
                     continue
-                if score is None:
-                    result.skipped.append(
-                        f"{path}: no {main_score(bench, task)} for the benchmark's splits"
-                    )
+                if path.name == "model_meta.json":
+                    model.meta = payload
+                    name = payload.get("name")
+                    if isinstance(name, str) and name:
+                        model.name = name
+                elif path.name == "run_meta.json":
+                    model.run_meta = payload
+                else:
+                    model.payloads.append((path, payload))
+            scanned.append(model)
+    return scanned
+
+
+def read_results(
+    roots: Iterable[str | Path] | list[ScannedModel],
+    bench: Benchmark,
+    *,
+    model_table: str | Path | None = None,
+) -> list[ModelResults]:
+    """Every model folder under ``roots`` with its scores on ``bench``'s tasks.
+
+    A task file is matched to the benchmark by task name or alias; a dataset revision other than
+    the pinned one counts as a mismatch. Malformed files are skipped and listed, never fatal.
+
+    Args:
+        roots: result folders, or what ``scan_results`` returned for them.
+        bench: the benchmark.
+        model_table: see ``scan_results``.
+
+    Returns:
+        One ``ModelResults`` per model folder (several revisions merge; the newest file wins).
+    """
+    items = list(roots)
+    if items and all(isinstance(i, ScannedModel) for i in items):
+        scanned = [i for i in items if isinstance(i, ScannedModel)]
+    else:
+        scanned = scan_results(
+            [i for i in items if not isinstance(i, ScannedModel)], model_table=model_table
+        )
+    by_name: dict[str, Task] = {}
+    for task in benchmark_tasks(bench):
+        by_name[task.name] = task
+        for alias in task.aliases:
+            by_name[alias] = task
+    models: list[ModelResults] = []
+    for source in scanned:
+        result = ModelResults(
+            model=source.name,
+            folder=source.folder,
+            skipped=list(source.skipped),
+            meta=source.meta,
+            run_meta=source.run_meta,
+        )
+        for path, payload in source.payloads:
+            try:
+                found = by_name.get(payload.get("task_name") or path.stem)
+                if found is None:
                     continue
-                result.scores[task.name] = score
-                if task.revision_status(payload.get("dataset_revision")) != "pinned":
-                    result.revision_mismatches += 1
-            models.append(result)
+                task = found
+                score = _task_score(task, bench, payload)
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:
+                result.skipped.append(f"{path}: {exc}")
+                continue
+            if score is None:
+                result.skipped.append(
+                    f"{path}: no {main_score(bench, task)} for the benchmark's splits"
+                )
+                continue
+            result.scores[task.name] = score
+            splits = eval_splits(bench, task)
+            details = {}
+            for key in DETAIL_KEYS[task.type]:
+                try:
+                    value = _split_mean(payload, key, splits)
+                except (ValueError, TypeError):
+                    value = None
+                if value is not None:
+                    details[key] = value
+            result.details[task.name] = details
+            seconds = payload.get("evaluation_time")
+            if isinstance(seconds, (int, float)) and seconds > 0:
+                result.seconds[task.name] = float(seconds)
+            if task.revision_status(payload.get("dataset_revision")) != "pinned":
+                result.revision_mismatches += 1
+        models.append(result)
     return models
 
 

@@ -1,0 +1,56 @@
+"""Result folders kept in a Hub dataset repo, read at a pinned revision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chemteb_eval.errors import ChemtebError
+
+__all__ = ["download_results"]
+
+
+def download_results(
+    repo_id: str, *, revision: str | None = None, cache_dir: str | Path | None = None
+) -> Path:
+    """Download a results dataset repo (``<model>/<revision>/<Task>.json`` inside) and return
+    its local folder.
+
+    Only JSON and CSV files are fetched (result files, ``model_meta.json``, a model table).
+
+    Args:
+        repo_id: the dataset repo, ``org/name``.
+        revision: a commit to pin (recommended: the Space then shows the same numbers until it
+            is moved on deliberately); ``None`` reads ``main``.
+        cache_dir: where huggingface_hub keeps its cache; its default when ``None``.
+
+    Returns:
+        The snapshot folder.
+
+    Raises:
+        ValueError: for a malformed repo id.
+        ChemtebError: when the Hub cannot be reached and nothing is cached.
+    """
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise ValueError(f"repo_id: {repo_id!r} is not 'org/name'.")
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        folder = snapshot_download(
+            repo_id,
+            repo_type="dataset",
+            revision=revision,
+            allow_patterns=["*.json", "*.csv"],
+            cache_dir=str(cache_dir) if cache_dir is not None else None,
+        )
+    except LocalEntryNotFoundError as exc:
+        raise ChemtebError(
+            f"results repo {repo_id}@{revision or 'main'}: the Hub is unreachable and no copy is "
+            "cached. Check the network (or HF_ENDPOINT), or pass local folders with --results."
+        ) from exc
+    except HfHubHTTPError as exc:
+        raise ChemtebError(
+            f"results repo {repo_id}@{revision or 'main'}: {exc}. Check the repo id, the "
+            "revision and your token (HF_TOKEN) for a private repo."
+        ) from exc
+    return Path(folder)

@@ -1,0 +1,563 @@
+"""The ChemTEB leaderboard: a Gradio app over result folders (ours and MTEB's layout).
+
+Locally:   python space/app.py --results results/ [more folders] [--models models.csv] [--port 7860]
+On the Hub: set CHEMTEB_RESULTS_REPO (a dataset repo of result folders) and
+            CHEMTEB_RESULTS_REVISION (the commit to show); the app downloads that snapshot.
+
+Every table and figure input is computed once at start (``build_state``); the event handlers only
+filter, style and plot, so each answers in well under half a second (benchmarks/bench_space.py).
+The page state (benchmark, filters, tab, task, chosen models) lives in the URL's query string.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # views.py, when run as a script
+
+from views import (
+    datatypes,
+    display,
+    distribution_figure,
+    efficiency_figure,
+    filtered,
+    frame,
+    radar_figure,
+    write_csv,
+)
+
+from chemteb_eval.results.leaderboard import (
+    SIZE_BUCKETS,
+    TYPE_LABELS,
+    Leaderboard,
+    build_leaderboard,
+    read_model_table,
+    task_size,
+)
+from chemteb_eval.results.ranking import ScannedModel, scan_results
+from chemteb_eval.tasks import get_benchmark, main_score
+from chemteb_eval.tasks.records import TASK_TYPES
+
+SHOWN_BENCHMARKS = ("ChemTEB", "ChemTEB(v1.1)", "ChemTEB(paper)")
+OPENNESS = ("all", "open", "proprietary")
+TABS = (
+    "overall",
+    *(t.lower() for t in TASK_TYPES),
+    "task",
+    "efficiency",
+    "distribution",
+    "radar",
+    "about",
+)
+# URL parameter -> control, in the order the handlers take them.
+PARAMS = ("benchmark", "open", "size", "family", "q", "task", "type", "models")
+LIST_PARAMS = {"size", "family", "models"}
+
+
+@dataclass
+class AppState:
+    """What the page shows, computed once: one Leaderboard per benchmark and its frames."""
+
+    boards: dict[str, Leaderboard]
+    default_benchmark: str
+    families: list[str]
+    source: str = ""
+
+
+def build_state(
+    results: Sequence[str | Path],
+    *,
+    model_table: str | Path | None = None,
+    default_benchmark: str = "ChemTEB(paper)",
+    source: str = "",
+) -> AppState:
+    """Read every result folder once and build each benchmark's leaderboard.
+
+    Args:
+        results: result folders.
+        model_table: a CSV of model facts (``paper_models.csv``'s columns); default a
+            ``paper_models.csv`` beside a results folder.
+        default_benchmark: the benchmark shown first.
+        source: where the results came from, for the page header.
+    """
+    roots = [Path(r) for r in results]
+    scanned: list[ScannedModel] = scan_results(roots, model_table=model_table)
+    table: dict[str, dict[str, str]] = {}
+    tables = [Path(model_table)] if model_table else [r.parent / "paper_models.csv" for r in roots]
+    for path in tables:
+        if path.is_file():
+            table.update(read_model_table(path))
+    names = list(SHOWN_BENCHMARKS)
+    boards = {
+        name: build_leaderboard(scanned, get_benchmark(name), model_table=table) for name in names
+    }
+    # PipChem (what `chemteb run` scores by default) appears only when someone has results on it.
+    pipchem = build_leaderboard(scanned, get_benchmark("PipChem"), model_table=table)
+    if pipchem.overall:
+        boards["PipChem"] = pipchem
+    if default_benchmark not in boards:
+        raise ValueError(f"default_benchmark: {default_benchmark!r}; use one of {list(boards)}.")
+    families = sorted({f.family for b in boards.values() for f in b.facts.values()})
+    return AppState(
+        boards=boards, default_benchmark=default_benchmark, families=families, source=source
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Handlers: pure functions of the controls' values (tested without a browser).
+
+
+def _filters(
+    openness: str, sizes: Sequence[str], families: Sequence[str], query: str
+) -> dict[str, Any]:
+    return {
+        "openness": openness if openness in OPENNESS else "all",
+        "sizes": [s for s in sizes or () if s in SIZE_BUCKETS],
+        "families": list(families or ()),
+        "query": query or "",
+    }
+
+
+def _table(df: pd.DataFrame) -> Any:
+    return gr.Dataframe(value=display(df), datatype=datatypes(df))  # type: ignore[arg-type]
+
+
+def _notice(state: AppState, board: Leaderboard) -> str:
+    skipped = sorted(set(board.notices))
+    lines = []
+    if skipped:
+        shown = "\n".join(f"- `{s}`" for s in skipped[:200])
+        more = f"\n- … and {len(skipped) - 200} more" if len(skipped) > 200 else ""
+        lines.append(
+            f"⚠️ **{len(skipped)} result file(s) skipped** (malformed, or without the "
+            f"benchmark's main score):\n\n{shown}{more}"
+        )
+    if board.revision_note:
+        lines.append(f"Note: {board.revision_note}")
+    return "\n\n".join(lines)
+
+
+def _summary(board: Leaderboard, shown: Sequence[Mapping[str, Any]]) -> str:
+    complete = sum(1 for r in shown if r["Complete"])
+    agg = board.benchmark.aggregation
+    order = (
+        f"ranked by Reciprocal Rank Fusion over task types (k = {agg.rrf_k or 10})"
+        if agg.kind == "rrf"
+        else "ranked by the mean over tasks"
+    )
+    return (
+        f"**{board.benchmark.name}** — {len(board.tasks)} tasks, {order}. Showing "
+        f"{len(shown)} of {len(board.overall)} models ({complete} complete; models marked "
+        "⚠ lack tasks and are listed after the ranked ones)."
+    )
+
+
+def view_tables(
+    state: AppState,
+    bench: str,
+    openness: str,
+    sizes: Sequence[str],
+    families: Sequence[str],
+    query: str,
+) -> list[Any]:
+    """The overall table, the five per-type tables, their CSVs, the summary and the notice."""
+    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    filters = _filters(openness, sizes, families, query)
+    overall_rows = filtered(board, board.overall, filters)
+    overall = frame(overall_rows, columns=list(board.overall[0]) if board.overall else None)
+    out: list[Any] = [_summary(board, overall_rows), _notice(state, board), _table(overall)]
+    out.append(
+        write_csv(
+            overall.drop(columns=["Complete"], errors="ignore"), f"{board.benchmark.name}-overall"
+        )
+    )
+    for t in TASK_TYPES:
+        rows = filtered(board, board.by_type.get(t, []), filters)
+        columns = list(board.by_type[t][0]) if board.by_type.get(t) else ["Rank", "Model", "Mean"]
+        df = frame(rows, columns=columns)
+        out.append(_table(df))
+        out.append(write_csv(df, f"{board.benchmark.name}-{t}"))
+    return out
+
+
+def view_task(
+    state: AppState,
+    bench: str,
+    openness: str,
+    sizes: Sequence[str],
+    families: Sequence[str],
+    query: str,
+    task: str,
+) -> list[Any]:
+    """The task picker (choices follow the benchmark), the task's card and its table."""
+    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    names = [t.name for t in board.tasks]
+    name = task if task in names else names[0]
+    record = next(t for t in board.tasks if t.name == name)
+    size = task_size(record)
+    info = (
+        f"**{record.name}** · {record.type} · scored by `{main_score(board.benchmark, record)}` "
+        f"on {', '.join(record.eval_splits)}\n\n"
+        f"Dataset: `{record.hf_path or record.builder}`"
+        + (f" @ `{record.revision[:10]}`" if record.revision else "")
+        + f" · samples: {size if size is not None else 'unknown'}"
+        + (f"\n\n{record.description}" if record.description else "")
+    )
+    rows = filtered(board, board.per_task.get(name, []), _filters(openness, sizes, families, query))
+    columns = list(board.per_task[name][0]) if board.per_task.get(name) else ["Rank", "Model"]
+    df = frame(rows, columns=columns)
+    return [
+        gr.Dropdown(choices=names, value=name, allow_custom_value=True),
+        info,
+        _table(df),
+        write_csv(df, f"{board.benchmark.name}-{name}"),
+    ]
+
+
+def view_efficiency(
+    state: AppState,
+    bench: str,
+    openness: str,
+    sizes: Sequence[str],
+    families: Sequence[str],
+    query: str,
+) -> list[Any]:
+    """The efficiency plot and its CSV."""
+    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    rows = filtered(board, board.efficiency, _filters(openness, sizes, families, query))
+    df = frame(rows, columns=list(board.efficiency[0]) if board.efficiency else ["Model"])
+    return [efficiency_figure(board, rows), write_csv(df, f"{board.benchmark.name}-efficiency")]
+
+
+def view_distribution(
+    state: AppState,
+    bench: str,
+    openness: str,
+    sizes: Sequence[str],
+    families: Sequence[str],
+    query: str,
+    type_label: str,
+) -> Any:
+    """Score distribution per family for one task type."""
+    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    label = type_label if type_label in TYPE_LABELS.values() else TYPE_LABELS[board.types[0]]
+    return distribution_figure(
+        board, filtered(board, board.scores, _filters(openness, sizes, families, query)), label
+    )
+
+
+def view_radar(
+    state: AppState,
+    bench: str,
+    openness: str,
+    sizes: Sequence[str],
+    families: Sequence[str],
+    query: str,
+    models: Sequence[str],
+) -> list[Any]:
+    """The radar's model picker (choices follow the filters; default the top three) and plot."""
+    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    rows = filtered(board, board.overall, _filters(openness, sizes, families, query))
+    choices = [r["Model"] for r in rows]
+    chosen = [m for m in models or () if m in choices] or choices[:3]
+    return [
+        gr.Dropdown(choices=choices, value=chosen, multiselect=True, allow_custom_value=True),
+        radar_figure(board, rows, chosen),
+    ]
+
+
+def view_all(state: AppState, *values: Any) -> list[Any]:
+    """Every output, from the controls' values in ``PARAMS`` order."""
+    bench, openness, sizes, families, query, task, type_label, models = values
+    base = (state, bench, openness, sizes, families, query)
+    return [
+        *view_tables(*base),
+        *view_task(*base, task),
+        *view_efficiency(*base),
+        view_distribution(*base, type_label),
+        *view_radar(*base, models),
+    ]
+
+
+def parse_query(state: AppState, params: Mapping[str, str]) -> dict[str, Any]:
+    """Control values from URL query parameters; unknown values fall back to the defaults."""
+    bench = params.get("benchmark", state.default_benchmark)
+    bench = bench if bench in state.boards else state.default_benchmark
+
+    def listed(name: str) -> list[str]:
+        return [v for v in params.get(name, "").split(",") if v]
+
+    tab = params.get("tab", "overall")
+    return {
+        "benchmark": bench,
+        "open": params.get("open", "all") if params.get("open") in OPENNESS else "all",
+        "size": [s for s in listed("size") if s in SIZE_BUCKETS],
+        "family": [f for f in listed("family") if f in state.families],
+        "q": params.get("q", ""),
+        "task": params.get("task", ""),
+        "type": params.get("type", TYPE_LABELS["Classification"]),
+        "models": listed("models"),
+        "tab": tab if tab in TABS else "overall",
+    }
+
+
+def _url_js(names: Sequence[str]) -> str:
+    """Browser code run before a handler: mirror the inputs into the URL, pass them on."""
+    return (
+        "(...args) => { const names = " + json.dumps(list(names)) + ";"
+        " const u = new URL(window.location.href);"
+        " names.forEach((n, i) => { const v = args[i];"
+        " const s = Array.isArray(v) ? v.join(',') : (v === null || v === undefined ? '' : String(v));"
+        " if (s === '' || (n === 'open' && s === 'all')) u.searchParams.delete(n); else u.searchParams.set(n, s); });"
+        " window.history.replaceState(null, '', u.toString()); return args; }"
+    )
+
+
+def _tab_js(tab: str) -> str:
+    return (
+        "() => { const u = new URL(window.location.href);"
+        f" if ('{tab}' === 'overall') u.searchParams.delete('tab'); else u.searchParams.set('tab', '{tab}');"
+        " window.history.replaceState(null, '', u.toString()); }"
+    )
+
+
+ABOUT = """
+### What is scored
+ChemTEB asks how well a text embedding model serves chemistry. Each task type has one metric:
+**classification** — macro F1 of a logistic-regression probe on the embeddings (10 experiments of
+8 samples per label, MTEB's protocol; MTEB's ChemTEB reports accuracy); **clustering** — V-measure
+of mini-batch k-means; **pair classification** — the best F1 over thresholds on cosine, dot,
+Euclidean and Manhattan scores (`max_f1`; MTEB 2.x reports `max_ap`); **bitext mining** — F1 of
+nearest-neighbour matching between SMILES and names, descriptions or formulas; **retrieval** —
+nDCG@10. Column headers name the key each task is scored by. The numbers are computed by
+[chemteb-eval](https://github.com/), which reproduces MTEB's evaluators exactly.
+
+### How models are ranked
+Per task type, a model's score is the mean of its task scores, and complete models are ranked per
+type. **ChemTEB(paper)** fuses those ranks by **Reciprocal Rank Fusion**: RRF = Σ over types of
+1 / (10 + rank), so a model must do well on every kind of task to lead. **ChemTEB** and
+**ChemTEB(v1.1)** rank by the mean over tasks, as MTEB's leaderboard does; RRF is still shown.
+**Borda** counts, over all tasks, the models each model beats (its rank among complete models is
+*Borda rank*). Models without every task of a benchmark are marked ⚠ and listed after the
+ranked models, without a rank: their means cover fewer tasks and are not comparable.
+
+### Speed
+*Samples per second* is the sum of the tasks' sizes (as their references state them) over the
+sum of the result files' `evaluation_time` — it includes scoring, not just encoding, and it is
+only comparable on the same hardware, which the plot names. API models' times are network calls.
+
+### Submitting results
+Run `pip install chemteb-eval && chemteb run --model <your model> --benchmark "ChemTEB(paper)"`
+(or `ChemTEB`), which writes `results/<org__model>/<revision>/<Task>.json` in MTEB's layout with a
+`model_meta.json`. Open a pull request adding that folder to the results dataset repo this Space
+reads (named in its settings as `CHEMTEB_RESULTS_REPO`); once merged and the Space's pinned
+revision moves, your model appears here. MTEB result folders are read as they are.
+"""
+
+
+def build_demo(state: AppState) -> gr.Blocks:
+    """The page. Initial values are the default view, so it is useful before any event runs."""
+    default = parse_query(state, {})
+    board = state.boards[state.default_benchmark]
+    # Every name any benchmark can offer, so that updated choices always validate.
+    all_models = sorted({r["Model"] for b in state.boards.values() for r in b.overall})
+    all_tasks = sorted({t.name for b in state.boards.values() for t in b.tasks})
+    with gr.Blocks(title="ChemTEB leaderboard") as demo:
+        gr.Markdown(
+            "# ChemTEB leaderboard\nWhich embedding model should sit behind chemistry search, "
+            "RAG or classification? Scores of the Chemical Text Embedding Benchmark."
+            + (f"\n\nResults: {state.source}" if state.source else "")
+        )
+        with gr.Row():
+            bench = gr.Dropdown(
+                list(state.boards),
+                value=default["benchmark"],
+                label="Benchmark",
+                scale=2,
+                elem_id="benchmark",
+            )
+            openness = gr.Radio(
+                list(OPENNESS), value="all", label="Weights", scale=2, elem_id="weights"
+            )
+            sizes = gr.CheckboxGroup(
+                list(SIZE_BUCKETS), label="Size (parameters)", scale=3, elem_id="size"
+            )
+            families = gr.Dropdown(
+                state.families, multiselect=True, label="Family", scale=2, elem_id="family"
+            )
+            query = gr.Textbox(
+                label="Search models", placeholder="e.g. bge", scale=2, elem_id="search"
+            )
+        summary = gr.Markdown(elem_id="summary")
+        notice = gr.Markdown(elem_id="notice")
+        type_tables: list[Any] = []
+        type_csvs: list[Any] = []
+        tabs_of: dict[str, Any] = {}
+        with gr.Tabs(selected=default["tab"]) as tabs:
+            with gr.Tab("Overall", id="overall", elem_id="tab-overall") as tabs_of["overall"]:
+                overall = gr.Dataframe(
+                    elem_id="overall-table",
+                    interactive=False,
+                    max_height=900,
+                    pinned_columns=2,
+                    wrap=True,
+                )
+                overall_csv = gr.DownloadButton("Download CSV", elem_id="overall-csv", size="sm")
+            for t in TASK_TYPES:
+                with gr.Tab(TYPE_LABELS[t], id=t.lower(), elem_id=f"tab-{t.lower()}") as tabs_of[
+                    t.lower()
+                ]:
+                    type_tables.append(
+                        gr.Dataframe(
+                            elem_id=f"{t.lower()}-table",
+                            interactive=False,
+                            max_height=900,
+                            pinned_columns=2,
+                        )
+                    )
+                    type_csvs.append(
+                        gr.DownloadButton("Download CSV", elem_id=f"{t.lower()}-csv", size="sm")
+                    )
+            with gr.Tab("Per task", id="task", elem_id="tab-task") as tabs_of["task"]:
+                task = gr.Dropdown(
+                    all_tasks, value=board.tasks[0].name, allow_custom_value=True, label="Task"
+                )
+                task_info = gr.Markdown()
+                task_table = gr.Dataframe(elem_id="task-table", interactive=False, max_height=900)
+                task_csv = gr.DownloadButton("Download CSV", elem_id="task-csv", size="sm")
+            with gr.Tab("Efficiency", id="efficiency", elem_id="tab-efficiency") as tabs_of[
+                "efficiency"
+            ]:
+                eff_plot = gr.Plot(elem_id="efficiency-plot")
+                eff_csv = gr.DownloadButton("Download CSV", elem_id="efficiency-csv", size="sm")
+            with gr.Tab("Distribution", id="distribution", elem_id="tab-distribution") as tabs_of[
+                "distribution"
+            ]:
+                type_pick = gr.Radio(
+                    [TYPE_LABELS[t] for t in TASK_TYPES], value=default["type"], label="Task type"
+                )
+                dist_plot = gr.Plot(elem_id="distribution-plot")
+            with gr.Tab("Radar", id="radar", elem_id="tab-radar") as tabs_of["radar"]:
+                radar_models = gr.Dropdown(
+                    all_models,
+                    multiselect=True,
+                    allow_custom_value=True,
+                    label="Models (default: the top three)",
+                )
+                radar_plot = gr.Plot(elem_id="radar-plot")
+            with gr.Tab("About", id="about", elem_id="tab-about") as tabs_of["about"]:
+                gr.Markdown(ABOUT)
+
+        controls = [bench, openness, sizes, families, query, task, type_pick, radar_models]
+        filters = [bench, openness, sizes, families, query]
+        table_outputs = [summary, notice, overall, overall_csv]
+        for table, csv_button in zip(type_tables, type_csvs, strict=True):
+            table_outputs += [table, csv_button]
+        task_outputs = [task, task_info, task_table, task_csv]
+        all_outputs = [
+            *table_outputs,
+            *task_outputs,
+            eff_plot,
+            eff_csv,
+            dist_plot,
+            radar_models,
+            radar_plot,
+        ]
+
+        def on_filters(*values: Any) -> list[Any]:
+            return view_all(state, *values)
+
+        for control in filters:
+            control.input(
+                on_filters,
+                inputs=controls,
+                outputs=all_outputs,
+                js=_url_js(PARAMS),
+                trigger_mode="always_last",
+                show_progress="hidden",
+            )
+        task.input(
+            lambda *v: view_task(state, *v),
+            inputs=[*filters, task],
+            outputs=task_outputs,
+            js=_url_js([*PARAMS[:5], "task"]),
+            show_progress="hidden",
+        )
+        type_pick.input(
+            lambda *v: view_distribution(state, *v),
+            inputs=[*filters, type_pick],
+            outputs=dist_plot,
+            js=_url_js([*PARAMS[:5], "type"]),
+            show_progress="hidden",
+        )
+        radar_models.input(
+            lambda *v: view_radar(state, *v),
+            inputs=[*filters, radar_models],
+            outputs=[radar_models, radar_plot],
+            js=_url_js([*PARAMS[:5], "models"]),
+            show_progress="hidden",
+        )
+        for name, tab in tabs_of.items():
+            tab.select(None, js=_tab_js(name))
+
+        def on_load(request: gr.Request) -> list[Any]:
+            values = parse_query(state, dict(request.query_params) if request else {})
+            controls_out = [values[p] for p in PARAMS]
+            return [*controls_out, *view_all(state, *controls_out), gr.Tabs(selected=values["tab"])]
+
+        demo.load(
+            on_load, inputs=None, outputs=[*controls, *all_outputs, tabs], show_progress="hidden"
+        )
+    return demo
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="The ChemTEB leaderboard (Gradio).")
+    parser.add_argument(
+        "--results", nargs="+", metavar="DIR", help="result folders (ours or MTEB's layout)"
+    )
+    parser.add_argument(
+        "--models", metavar="CSV", help="model facts table (paper_models.csv's columns)"
+    )
+    parser.add_argument("--benchmark", default="ChemTEB(paper)", help="the benchmark shown first")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=7860)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parse_args(argv)
+    if args.results:
+        roots, source = args.results, ", ".join(args.results)
+    elif os.environ.get("CHEMTEB_RESULTS_REPO"):
+        from chemteb_eval.hub import download_results
+
+        repo = os.environ["CHEMTEB_RESULTS_REPO"]
+        revision = os.environ.get("CHEMTEB_RESULTS_REVISION") or None
+        roots = [str(download_results(repo, revision=revision))]
+        source = f"`{repo}` @ `{revision or 'main (unpinned: set CHEMTEB_RESULTS_REVISION)'}`"
+    else:
+        sys.exit(
+            "No results: pass --results DIR [DIR ...], or set CHEMTEB_RESULTS_REPO (and CHEMTEB_RESULTS_REVISION)."
+        )
+    try:
+        state = build_state(
+            roots, model_table=args.models, default_benchmark=args.benchmark, source=source
+        )
+    except ValueError as exc:
+        sys.exit(str(exc))
+    build_demo(state).launch(server_name=args.host, server_port=args.port, show_error=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Synthetic result folders (our layout) to try the Space on, and to measure it at scale.
+
+``python space/synthetic.py OUT --models 100`` writes 100 models' results on the tasks of
+ChemTEB(paper) (36 task files: the 35 scored tasks plus the release's extra one). The scores
+are random: never read them as anything but a load test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from chemteb_eval.results.ranking import DETAIL_KEYS
+from chemteb_eval.tasks import get_benchmark, list_tasks
+
+__all__ = ["write_synthetic_results"]
+
+
+def write_synthetic_results(
+    out: str | Path,
+    *,
+    n_models: int = 100,
+    benchmark: str = "ChemTEB(paper)",
+    seed: int = 0,
+    incomplete: int = 0,
+    malformed: int = 0,
+) -> Path:
+    """Write ``n_models`` model folders with a result file per task of ``benchmark``'s collection.
+
+    Args:
+        out: the results folder to write.
+        n_models: how many models.
+        benchmark: whose task collection to cover.
+        seed: random seed.
+        incomplete: how many of the models lack one task (they must be ranked apart).
+        malformed: how many extra broken files to add (the page must list and skip them).
+
+    Returns:
+        ``out``.
+    """
+    rng = np.random.default_rng(seed)
+    bench = get_benchmark(benchmark)
+    tasks = list_tasks(bench.collection)
+    out = Path(out)
+    for i in range(n_models):
+        folder = out / f"synthetic-org{i % 7}__model-{i:03d}" / ("0" * 40)
+        folder.mkdir(parents=True, exist_ok=True)
+        skill = rng.uniform(0.3, 0.8)
+        meta = {
+            "name": f"synthetic-org{i % 7}/model-{i:03d}",
+            "revision": "0" * 40,
+            "n_parameters": int(rng.lognormal(18.5, 1.2)),
+            "embedding_dim": int(rng.choice([256, 384, 768, 1024, 1536, 3072])),
+            "max_tokens": int(rng.choice([512, 8192])),
+            "open_weights": bool(rng.random() < 0.7),
+            "framework": "synthetic",
+            "source": "synthetic",
+        }
+        (folder / "model_meta.json").write_text(json.dumps(meta))
+        skip = {tasks[int(rng.integers(len(tasks)))].name} if i < incomplete else set()
+        for task in tasks:
+            if task.name in skip:
+                continue
+            scores = {}
+            for split in task.eval_splits:
+                entry: dict[str, object] = {"hf_subset": "default", "languages": ["eng-Latn"]}
+                for key in DETAIL_KEYS[task.type]:
+                    entry[key] = float(np.clip(skill + rng.normal(0, 0.1), 0, 1))
+                entry["main_score"] = entry[task.main_score]
+                scores[split] = [entry]
+            payload = {
+                "task_name": task.name,
+                "dataset_revision": task.revision,
+                "evaluation_time": float(rng.uniform(1, 60)),
+                "mteb_version": "synthetic",
+                "scores": scores,
+            }
+            (folder / f"{task.name}.json").write_text(json.dumps(payload))
+    for j in range(malformed):
+        folder = out / f"synthetic-broken__model-{j}" / ("0" * 40)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{tasks[j % len(tasks)].name}.json").write_text("{ not json")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out")
+    parser.add_argument("--models", type=int, default=100)
+    parser.add_argument("--benchmark", default="ChemTEB(paper)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    write_synthetic_results(
+        args.out, n_models=args.models, benchmark=args.benchmark, seed=args.seed
+    )
+    print(f"wrote {args.models} synthetic models to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

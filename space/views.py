@@ -1,0 +1,260 @@
+"""Tables and figures of the leaderboard Space, from ``chemteb_eval.results.leaderboard`` rows.
+
+Everything the page shows is derived here from rows computed once at start; the handlers in
+``app.py`` only filter, style and plot. No ranking happens here (that is ``chemteb_eval``'s).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from pandas.io.formats.style import Styler
+
+from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard, filter_rows
+
+# Columns where lower is better (bolding picks the minimum there); others: higher is better.
+_RANK_COLUMNS = {"Rank", "Borda rank"}
+# Numbers that are facts, not scores: never bolded.
+_FACT_COLUMNS = {"Params (M)", "Dim", "Max tokens", "Seconds", "Samples/s", "Timed tasks"}
+_INT_COLUMNS = {"Rank", "Borda rank", "Borda", "Dim", "Max tokens", "Timed tasks"}
+_HIDDEN = {"Complete"}
+CSV_DIR = Path(tempfile.gettempdir()) / "chemteb-space"
+
+
+def _model_cell(model: str, complete: bool) -> str:
+    # Hub ids link to their model page; API models have no page.
+    name = f"[{model}](https://huggingface.co/{model})" if "/" in model else model
+    return name if complete else f"{name} ⚠ incomplete"
+
+
+def frame(
+    rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Rows to a DataFrame with numeric columns as numbers (missing values as NaN)."""
+    df = pd.DataFrame(list(rows), columns=list(columns) if columns is not None else None)
+    for name in df.columns:
+        if name not in {"Model", "Coverage", "Open", "Family", "Size", "Hardware", "Complete"}:
+            df[name] = pd.to_numeric(df[name], errors="coerce")
+    return df
+
+
+def display(df: pd.DataFrame) -> Styler:
+    """The on-screen table: best value per score column bold, 4 decimals, links on model ids.
+
+    The Styler sets only display values and styles; the cells keep their numbers, so columns
+    sort as numbers in the browser.
+    """
+    shown = df.copy()
+    if "Model" in shown.columns:
+        complete = shown["Complete"] if "Complete" in shown.columns else [True] * len(shown)
+        shown["Model"] = [
+            _model_cell(m, bool(c)) for m, c in zip(shown["Model"], complete, strict=True)
+        ]
+    shown = shown[[c for c in shown.columns if c not in _HIDDEN]]
+    styler = shown.style
+    formats: dict[str, Any] = {}
+    for name in shown.columns:
+        if not pd.api.types.is_numeric_dtype(shown[name]):
+            continue
+        if name in _INT_COLUMNS:
+            formats[name] = lambda v: "—" if pd.isna(v) else f"{v:.0f}"
+        elif name in _FACT_COLUMNS:
+            formats[name] = lambda v: "—" if pd.isna(v) else f"{v:,.1f}"
+        else:
+            formats[name] = lambda v: "—" if pd.isna(v) else f"{v:.4f}"
+    styler = styler.format(formats)
+    scored = [
+        c
+        for c in shown.columns
+        if pd.api.types.is_numeric_dtype(shown[c]) and c not in _FACT_COLUMNS and c != "Borda"
+    ]
+    for name in scored:
+        values = shown[name]
+        if values.notna().sum() == 0:
+            continue
+        best = values.min() if name in _RANK_COLUMNS else values.max()
+        if name in _RANK_COLUMNS:
+            continue  # rank 1 needs no bolding; it is the first row
+        styler = styler.apply(
+            lambda col, b=best: ["font-weight: bold" if v == b else "" for v in col],
+            subset=[name],
+        )
+    return styler
+
+
+def datatypes(df: pd.DataFrame) -> list[str]:
+    """Gradio column types: numbers sort as numbers; model cells render their links."""
+    hidden = [c for c in df.columns if c not in _HIDDEN]
+    return [
+        "markdown" if c == "Model" else "number" if pd.api.types.is_numeric_dtype(df[c]) else "str"
+        for c in hidden
+    ]
+
+
+def write_csv(df: pd.DataFrame, name: str) -> str:
+    """Write a table for download; the file name says what it holds and is stable per content."""
+    CSV_DIR.mkdir(parents=True, exist_ok=True)
+    body = df.to_csv(index=False, quoting=csv.QUOTE_MINIMAL)
+    digest = hashlib.sha1(body.encode()).hexdigest()[:10]
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+    path = CSV_DIR / f"{safe}-{digest}.csv"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(body, encoding="utf-8")
+        tmp.replace(path)
+    return str(path)
+
+
+def filtered(
+    board: Leaderboard, rows: Sequence[Mapping[str, Any]], filters: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """``rows`` whose model passes the page's filters."""
+    return filter_rows(
+        rows,
+        board.facts,
+        openness=filters.get("openness", "all"),
+        sizes=filters.get("sizes", ()),
+        families=filters.get("families", ()),
+        query=filters.get("query", ""),
+    )
+
+
+def efficiency_figure(board: Leaderboard, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Samples per second against RRF; bubble area ~ parameters, colour = embedding dimension,
+    the Pareto front drawn through the models no other beats on both axes."""
+    fig = go.Figure()
+    if not rows:
+        fig.update_layout(title="No complete model with timings passes the filters")
+        return fig
+    hardware = sorted({str(r["Hardware"]) for r in rows})
+    known = [r for r in rows if r["Params (M)"] is not None and not pd.isna(r["Params (M)"])]
+    unknown = [r for r in rows if r not in known]
+    biggest = max((float(r["Params (M)"]) for r in known), default=1.0)
+    dims = [float(r["Dim"]) for r in rows if r["Dim"] is not None]
+    colour_range = (min(dims, default=0.0), max(dims, default=1.0))
+
+    def trace(
+        points: Sequence[Mapping[str, Any]], label: str, symbol: str, sizes: list[float]
+    ) -> go.Scatter:
+        return go.Scatter(
+            x=[r["Samples/s"] for r in points],
+            y=[r["RRF"] for r in points],
+            mode="markers",
+            name=label,
+            text=[r["Model"] for r in points],
+            customdata=[[r["Params (M)"], r["Dim"], r["Hardware"]] for r in points],
+            hovertemplate="%{text}<br>%{x:.1f} samples/s · RRF %{y:.4f}<br>"
+            "params (M): %{customdata[0]} · dim %{customdata[1]}<br>%{customdata[2]}<extra></extra>",
+            marker={
+                "size": sizes,
+                "symbol": symbol,
+                "color": [r["Dim"] for r in points],
+                "colorscale": "Viridis",
+                "cmin": colour_range[0],
+                "cmax": colour_range[1],
+                "showscale": symbol == "circle",
+                "colorbar": {"title": "Embedding dim"},
+                "line": {"width": 1, "color": "#333"},
+                "sizemode": "diameter",
+            },
+        )
+
+    if known:
+        sizes = [8 + 40 * math.sqrt(float(r["Params (M)"]) / biggest) for r in known]
+        fig.add_trace(trace(known, "bubble area ~ parameters", "circle", sizes))
+    if unknown:
+        fig.add_trace(trace(unknown, "parameters unknown (API)", "diamond", [14.0] * len(unknown)))
+    front = sorted((r for r in rows if r.get("Pareto")), key=lambda r: r["Samples/s"])
+    fig.add_trace(
+        go.Scatter(
+            x=[r["Samples/s"] for r in front],
+            y=[r["RRF"] for r in front],
+            mode="lines",
+            name="Pareto front",
+            line={"dash": "dash", "color": "#d62728"},
+            hoverinfo="skip",
+        )
+    )
+    fig.update_layout(
+        title=f"{board.benchmark.name}: speed and quality (hardware: {'; '.join(hardware)})",
+        xaxis={
+            "title": "embedded samples per second (task sizes / evaluation time)",
+            "type": "log",
+        },
+        yaxis={"title": "RRF score"},
+        legend={"orientation": "h", "y": -0.2},
+        margin={"l": 60, "r": 20, "t": 60, "b": 60},
+        height=520,
+    )
+    return fig
+
+
+def distribution_figure(
+    board: Leaderboard, scores: Sequence[Mapping[str, Any]], type_label: str
+) -> go.Figure:
+    """Per family, the task scores of one task type: a box with every point beside it."""
+    fig = go.Figure()
+    chosen = [s for s in scores if s["Type"] == type_label]
+    families = sorted({s["Family"] for s in chosen})
+    for family in families:
+        points = [s for s in chosen if s["Family"] == family]
+        fig.add_trace(
+            go.Box(
+                y=[p["Score"] for p in points],
+                name=family,
+                boxpoints="all",
+                jitter=0.4,
+                pointpos=0,
+                text=[f"{p['Model']} · {p['Task']}" for p in points],
+                hovertemplate="%{text}<br>%{y:.4f}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=f"{board.benchmark.name} · {type_label}: task scores per model family",
+        yaxis={"title": "main score"},
+        showlegend=False,
+        height=480,
+        margin={"l": 60, "r": 20, "t": 60, "b": 60},
+    )
+    if not chosen:
+        fig.update_layout(title=f"No {type_label} scores pass the filters")
+    return fig
+
+
+def radar_figure(
+    board: Leaderboard, rows: Sequence[Mapping[str, Any]], models: Sequence[str]
+) -> go.Figure:
+    """The per-type means of the chosen models on one radar."""
+    fig = go.Figure()
+    labels = [TYPE_LABELS[t] for t in board.types]
+    by_model = {r["Model"]: r for r in rows}
+    for model in models:
+        row = by_model.get(model)
+        if row is None:
+            continue
+        values = [row.get(label) for label in labels]
+        fig.add_trace(
+            go.Scatterpolar(
+                r=[*values, values[0]],
+                theta=[*labels, labels[0]],
+                name=model,
+                fill="toself",
+                opacity=0.55,
+                connectgaps=False,
+            )
+        )
+    fig.update_layout(
+        title=f"{board.benchmark.name}: mean main score per task type",
+        polar={"radialaxis": {"range": [0, 1]}},
+        height=520,
+        margin={"l": 40, "r": 40, "t": 60, "b": 40},
+    )
+    return fig
