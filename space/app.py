@@ -323,6 +323,14 @@ def _url_js(names: Sequence[str]) -> str:
     )
 
 
+# The URL as the page was opened, kept before any event can rewrite it (launch(head=...)).
+HEAD = "<script>window.chemtebInitialURL = window.location.href;</script>"
+_OPEN_TAB_JS = (
+    "() => { const t = new URL(window.chemtebInitialURL || window.location.href).searchParams.get('tab');"
+    " const b = t && document.getElementById('tab-' + t + '-button'); if (b) b.click(); }"
+)
+
+
 def _tab_js(tab: str) -> str:
     return (
         "() => { const u = new URL(window.location.href);"
@@ -403,7 +411,7 @@ def build_demo(state: AppState) -> gr.Blocks:
         type_tables: list[Any] = []
         type_csvs: list[Any] = []
         tabs_of: dict[str, Any] = {}
-        with gr.Tabs(selected=default["tab"]) as tabs:
+        with gr.Tabs():
             with gr.Tab("Overall", id="overall", elem_id="tab-overall") as tabs_of["overall"]:
                 overall = gr.Dataframe(
                     elem_id="overall-table",
@@ -513,11 +521,11 @@ def build_demo(state: AppState) -> gr.Blocks:
         def on_load(request: gr.Request) -> list[Any]:
             values = parse_query(state, dict(request.query_params) if request else {})
             controls_out = [values[p] for p in PARAMS]
-            return [*controls_out, *view_all(state, *controls_out), gr.Tabs(selected=values["tab"])]
+            return [*controls_out, *view_all(state, *controls_out)]
 
-        demo.load(
-            on_load, inputs=None, outputs=[*controls, *all_outputs, tabs], show_progress="hidden"
-        )
+        demo.load(on_load, inputs=None, outputs=[*controls, *all_outputs], show_progress="hidden")
+        # The tab is the browser's business: click the one the URL names.
+        demo.load(None, js=_OPEN_TAB_JS)
     return demo
 
 
@@ -556,7 +564,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     except ValueError as exc:
         sys.exit(str(exc))
-    build_demo(state).launch(server_name=args.host, server_port=args.port, show_error=True)
+    build_demo(state).launch(
+        server_name=args.host, server_port=args.port, show_error=True, head=HEAD
+    )
 
 
 if __name__ == "__main__":
