@@ -1,0 +1,180 @@
+"""The leaderboard Space without a browser: state, handlers, URL parsing, the Hub source."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from tests.fake_hub import FakeHub
+
+sys.path.insert(0, str(REPO_ROOT / "space"))
+import app
+from synthetic import write_synthetic_results
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory: pytest.TempPathFactory) -> app.AppState:
+    root = write_synthetic_results(
+        tmp_path_factory.mktemp("results"), n_models=12, seed=1, incomplete=2, malformed=2
+    )
+    return app.build_state([root])
+
+
+def _defaults(state: app.AppState, **changes: Any) -> list[Any]:
+    values = app.parse_query(state, {})
+    values.update(changes)
+    return [values[p] for p in app.PARAMS]
+
+
+def test_state_has_the_benchmarks_and_lists_broken_files(state: app.AppState) -> None:
+    assert set(app.SHOWN_BENCHMARKS) <= set(state.boards)
+    assert "PipChem" not in state.boards  # no PipChem results were written
+    board = state.boards["ChemTEB(paper)"]
+    assert len(board.overall) == 12
+    assert sum(1 for n in board.notices if "synthetic-broken" in n) == 2
+    assert [r["Rank"] is None for r in board.overall][-2:] == [True, True]
+
+
+def test_view_all_matches_the_outputs(state: app.AppState) -> None:
+    out = app.view_all(state, *_defaults(state))
+    summary, notice = out[0], out[1]
+    assert "Showing 12 of 12 models (10 complete" in summary
+    assert "2 result file(s) skipped" in notice
+    csv_path = Path(out[3])
+    assert csv_path.is_file() and csv_path.read_text().startswith("Rank,Model,RRF,Borda rank")
+    demo = app.build_demo(state)
+    assert demo is not None
+
+
+def test_filters_reach_every_table(state: app.AppState) -> None:
+    out = app.view_tables(state, "ChemTEB(paper)", "proprietary", [], [], "")
+    overall_csv = Path(out[3]).read_text().splitlines()
+    facts = state.boards["ChemTEB(paper)"].facts
+    proprietary = [m for m, f in facts.items() if f.open_weights is False]
+    assert len(overall_csv) - 1 == len(proprietary) > 0
+    for i in range(5):  # per type CSVs
+        assert len(Path(out[5 + 2 * i]).read_text().splitlines()) - 1 == len(proprietary)
+    out = app.view_tables(state, "ChemTEB(paper)", "all", [], [], "model-003")
+    assert len(Path(out[3]).read_text().splitlines()) == 2
+
+
+def test_task_and_plots(state: app.AppState) -> None:
+    dropdown, info, _table, csv_path = app.view_task(
+        state, "ChemTEB(paper)", "all", [], [], "", "ChemNQRetrieval"
+    )
+    assert "ChemNQRetrieval" in info and "ndcg_at_10" in info and "22960" in info
+    header = Path(csv_path).read_text().splitlines()[0]
+    assert header.startswith("Rank,Model,ndcg_at_10,map_at_10")
+    fig, _ = app.view_efficiency(state, "ChemTEB(paper)", "all", [], [], "")
+    names = {t.name for t in fig.data}
+    assert "Pareto front" in names
+    fig = app.view_distribution(state, "ChemTEB(paper)", "all", [], [], "", "Retrieval")
+    assert len(fig.data) >= 1 and all(t.type == "box" for t in fig.data)
+    picker, radar = app.view_radar(state, "ChemTEB(paper)", "all", [], [], "", [])
+    assert len(radar.data) == 3  # default: the top three
+    assert picker.value == [t.name for t in radar.data]
+    # An unknown task falls back to the benchmark's first task.
+    dropdown, *_ = app.view_task(state, "ChemTEB(paper)", "all", [], [], "", "Nope")
+    assert dropdown.value == state.boards["ChemTEB(paper)"].tasks[0].name
+
+
+def test_parse_query_falls_back_on_unknown_values(state: app.AppState) -> None:
+    values = app.parse_query(
+        state,
+        {
+            "benchmark": "NotABenchmark",
+            "open": "sometimes",
+            "size": "< 100M,huge",
+            "family": "synthetic-org1,nobody",
+            "tab": "secret",
+            "models": "a,b",
+        },
+    )
+    assert values["benchmark"] == state.default_benchmark
+    assert values["open"] == "all"
+    assert values["size"] == ["< 100M"]
+    assert values["family"] == ["synthetic-org1"]
+    assert values["tab"] == "overall"
+    assert values["models"] == ["a", "b"]
+
+
+def test_url_script_names_every_parameter() -> None:
+    script = app._url_js(app.PARAMS)
+    assert json.dumps(list(app.PARAMS)) in script and "replaceState" in script
+
+
+@pytest.fixture
+def hub() -> Iterator[FakeHub]:
+    server = FakeHub()
+    yield server
+    server.close()
+
+
+def _download(
+    hub: FakeHub, tmp_path: Path, repo: str, revision: str | None, offline: bool
+) -> subprocess.CompletedProcess[str]:
+    # huggingface_hub reads HF_ENDPOINT and HF_HUB_OFFLINE at import: a fresh process.
+    code = (
+        "import sys; from chemteb_eval.hub import download_results; "
+        "print(download_results(sys.argv[1], revision=sys.argv[2] or None))"
+    )
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.url,
+        "HF_HUB_OFFLINE": "1" if offline else "0",
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_HUB_DISABLE_XET": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code, repo, revision or ""],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_results_from_a_hub_dataset_repo(hub: FakeHub, tmp_path: Path) -> None:
+    local = write_synthetic_results(tmp_path / "local", n_models=3, seed=2)
+    files = {str(p.relative_to(local)): p.read_bytes() for p in local.rglob("*") if p.is_file()}
+    files["README.md"] = b"not fetched: only JSON and CSV are"
+    pinned = hub.add_commit("chemteb/results", files)
+    extra = dict(files)
+    extra.pop(next(k for k in files if k.endswith(".json") and "model_meta" not in k))
+    hub.add_commit("chemteb/results", extra)  # main moves on; the pin does not
+
+    done = _download(hub, tmp_path, "chemteb/results", pinned, offline=False)
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.strip().splitlines()[-1])
+    assert folder.name == pinned and not (folder / "README.md").exists()
+    state = app.build_state([folder])
+    assert all(r["Complete"] for r in state.boards["ChemTEB(paper)"].overall)
+    assert len(state.boards["ChemTEB(paper)"].overall) == 3
+
+    # Offline again: the pinned snapshot comes from the cache.
+    again = _download(hub, tmp_path, "chemteb/results", pinned, offline=True)
+    assert again.returncode == 0 and Path(again.stdout.strip().splitlines()[-1]) == folder
+
+    # main is the newer commit with one file fewer: one model is incomplete there.
+    latest = _download(hub, tmp_path, "chemteb/results", None, offline=False)
+    assert latest.returncode == 0, latest.stderr
+    board = app.build_state([Path(latest.stdout.strip().splitlines()[-1])]).boards["ChemTEB(paper)"]
+    assert sum(not r["Complete"] for r in board.overall) == 1
+
+
+def test_hub_errors_say_what_to_do(hub: FakeHub, tmp_path: Path) -> None:
+    missing = _download(hub, tmp_path, "chemteb/nothing-here", None, offline=False)
+    assert missing.returncode != 0
+    assert "ChemtebError" in missing.stderr and "Check the repo id" in missing.stderr
+    offline = _download(hub, tmp_path, "chemteb/nothing-here", None, offline=True)
+    assert "no copy is cached" in offline.stderr
+    bad = _download(hub, tmp_path, "not-a-repo-id", None, offline=False)
+    assert "repo_id: 'not-a-repo-id'" in bad.stderr
