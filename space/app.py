@@ -129,7 +129,8 @@ def _filters(
 
 
 def _table(df: pd.DataFrame) -> Any:
-    return gr.Dataframe(value=display(df), datatype=datatypes(df))  # type: ignore[arg-type]
+    # An update dict, not a new component: Gradio then styles the table once, not twice.
+    return gr.update(value=display(df), datatype=datatypes(df))
 
 
 def _notice(state: AppState, board: Leaderboard) -> str:
@@ -499,6 +500,7 @@ def build_demo(state: AppState) -> gr.Blocks:
             inputs=[*filters, task],
             outputs=task_outputs,
             js=_url_js([*PARAMS[:5], "task"]),
+            api_name="task",
             show_progress="hidden",
         )
         type_pick.input(
@@ -506,6 +508,7 @@ def build_demo(state: AppState) -> gr.Blocks:
             inputs=[*filters, type_pick],
             outputs=dist_plot,
             js=_url_js([*PARAMS[:5], "type"]),
+            api_name="distribution",
             show_progress="hidden",
         )
         radar_models.input(
@@ -513,6 +516,7 @@ def build_demo(state: AppState) -> gr.Blocks:
             inputs=[*filters, radar_models],
             outputs=[radar_models, radar_plot],
             js=_url_js([*PARAMS[:5], "models"]),
+            api_name="radar",
             show_progress="hidden",
         )
         for name, tab in tabs_of.items():

@@ -16,7 +16,6 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from pandas.io.formats.style import Styler
 
 from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard, filter_rows
 
@@ -46,48 +45,51 @@ def frame(
     return df
 
 
-def display(df: pd.DataFrame) -> Styler:
+def _fmt(name: str) -> Any:
+    if name in _INT_COLUMNS:
+        return lambda v: f"{v:.0f}"
+    if name in _FACT_COLUMNS:
+        return lambda v: f"{v:,.1f}"
+    return lambda v: f"{v:.4f}"
+
+
+def display(df: pd.DataFrame) -> dict[str, Any]:
     """The on-screen table: best value per score column bold, 4 decimals, links on model ids.
 
-    The Styler sets only display values and styles; the cells keep their numbers, so columns
-    sort as numbers in the browser.
+    Gradio's Dataframe takes ``{"headers", "data", "metadata"}``: the cells keep their numbers
+    (so columns sort as numbers in the browser) while ``metadata`` sets what is displayed and
+    how. Built here directly because a pandas Styler costs Gradio ~15 ms a table to translate.
     """
-    shown = df.copy()
-    if "Model" in shown.columns:
-        complete = shown["Complete"] if "Complete" in shown.columns else [True] * len(shown)
-        shown["Model"] = [
-            _model_cell(m, bool(c)) for m, c in zip(shown["Model"], complete, strict=True)
-        ]
-    shown = shown[[c for c in shown.columns if c not in _HIDDEN]]
-    styler = shown.style
-    formats: dict[str, Any] = {}
-    for name in shown.columns:
-        if not pd.api.types.is_numeric_dtype(shown[name]):
-            continue
-        if name in _INT_COLUMNS:
-            formats[name] = lambda v: "—" if pd.isna(v) else f"{v:.0f}"
-        elif name in _FACT_COLUMNS:
-            formats[name] = lambda v: "—" if pd.isna(v) else f"{v:,.1f}"
+    shown = df[[c for c in df.columns if c not in _HIDDEN]]
+    complete = df["Complete"].tolist() if "Complete" in df.columns else [True] * len(df)
+    headers = list(shown.columns)
+    data: list[list[Any]] = [[] for _ in range(len(shown))]
+    display_value: list[list[str]] = [[] for _ in range(len(shown))]
+    styling: list[list[str]] = [[] for _ in range(len(shown))]
+    for name in headers:
+        values = shown[name].tolist()
+        numeric = pd.api.types.is_numeric_dtype(shown[name])
+        if name == "Model":
+            cells = [_model_cell(m, bool(c)) for m, c in zip(values, complete, strict=True)]
+            shown_text, raw = cells, cells
+        elif numeric:
+            fmt = _fmt(name)
+            raw = [None if pd.isna(v) else v for v in values]
+            shown_text = ["—" if v is None else fmt(v) for v in raw]
         else:
-            formats[name] = lambda v: "—" if pd.isna(v) else f"{v:.4f}"
-    styler = styler.format(formats)
-    scored = [
-        c
-        for c in shown.columns
-        if pd.api.types.is_numeric_dtype(shown[c]) and c not in _FACT_COLUMNS and c != "Borda"
-    ]
-    for name in scored:
-        values = shown[name]
-        if values.notna().sum() == 0:
-            continue
-        best = values.min() if name in _RANK_COLUMNS else values.max()
-        if name in _RANK_COLUMNS:
-            continue  # rank 1 needs no bolding; it is the first row
-        styler = styler.apply(
-            lambda col, b=best: ["font-weight: bold" if v == b else "" for v in col],
-            subset=[name],
-        )
-    return styler
+            raw = ["" if v is None or (isinstance(v, float) and pd.isna(v)) else v for v in values]
+            shown_text = [str(v) for v in raw]
+        bold = numeric and name not in _FACT_COLUMNS | _RANK_COLUMNS | {"Borda"}
+        best = max((v for v in raw if v is not None), default=None) if bold else None
+        for i, value in enumerate(raw):
+            data[i].append(value)
+            display_value[i].append(shown_text[i])
+            styling[i].append("font-weight: bold" if best is not None and value == best else "")
+    return {
+        "headers": headers,
+        "data": data,
+        "metadata": {"display_value": display_value, "styling": styling},
+    }
 
 
 def datatypes(df: pd.DataFrame) -> list[str]:

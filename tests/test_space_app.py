@@ -178,3 +178,40 @@ def test_hub_errors_say_what_to_do(hub: FakeHub, tmp_path: Path) -> None:
     assert "no copy is cached" in offline.stderr
     bad = _download(hub, tmp_path, "not-a-repo-id", None, offline=False)
     assert "repo_id: 'not-a-repo-id'" in bad.stderr
+
+
+def test_display_bolds_the_best_and_keeps_numbers() -> None:
+    import views
+
+    df = views.frame(
+        [
+            {"Rank": 1, "Model": "org/a", "RRF": 0.5, "Params (M)": 300.0, "Complete": True},
+            {"Rank": 2, "Model": "api-model", "RRF": 0.25, "Params (M)": None, "Complete": True},
+            {"Rank": None, "Model": "org/b", "RRF": None, "Params (M)": 900.0, "Complete": False},
+        ]
+    )
+    value = views.display(df)
+    assert value["headers"] == ["Rank", "Model", "RRF", "Params (M)"]  # Complete is hidden
+    assert [row[2] for row in value["data"]] == [0.5, 0.25, None]  # numbers, for sorting
+    shown = value["metadata"]["display_value"]
+    assert [row[2] for row in shown] == ["0.5000", "0.2500", "—"]
+    assert [row[0] for row in shown] == ["1", "2", "—"]
+    assert shown[0][1] == "[org/a](https://huggingface.co/org/a)"
+    assert shown[1][1] == "api-model" and shown[2][1].endswith("⚠ incomplete")
+    styles = value["metadata"]["styling"]
+    assert [row[2] for row in styles] == ["font-weight: bold", "", ""]
+    assert all(row[3] == "" for row in styles)  # parameters are facts: never bold
+    assert views.datatypes(df) == ["number", "markdown", "number", "number"]
+
+
+def test_space_card_front_matter() -> None:
+    text = (REPO_ROOT / "space" / "README.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    front = dict(
+        line.split(": ", 1) for line in text.split("---\n")[1].splitlines() if ": " in line
+    )
+    assert front["sdk"] == "gradio" and front["app_file"] == "app.py"
+    assert front["title"] and front["emoji"]
+    assert 0 < len(front["short_description"]) <= 60  # the Hub's limit
+    requirements = (REPO_ROOT / "space" / "requirements.txt").read_text()
+    assert "gradio" in requirements and "plotly" in requirements
