@@ -61,12 +61,11 @@ TABS = (
 )
 # URL parameter -> control, in the order the handlers take them.
 PARAMS = ("benchmark", "open", "size", "family", "q", "task", "type", "models")
-LIST_PARAMS = {"size", "family", "models"}
 
 
 @dataclass
 class AppState:
-    """What the page shows, computed once: one Leaderboard per benchmark and its frames."""
+    """What the page shows, computed once: one Leaderboard per benchmark, the families."""
 
     boards: dict[str, Leaderboard]
     default_benchmark: str
@@ -149,6 +148,11 @@ def _notice(state: AppState, board: Leaderboard) -> str:
 
 
 def _summary(board: Leaderboard, shown: Sequence[Mapping[str, Any]]) -> str:
+    if not board.overall:
+        return (
+            f"**{board.benchmark.name}**: no model has results on its {len(board.tasks)} tasks "
+            "yet. The About tab says how to submit some."
+        )
     complete = sum(1 for r in shown if r["Complete"])
     agg = board.benchmark.aggregation
     order = (
@@ -549,6 +553,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = _parse_args(argv)
+    from chemteb_eval.errors import ChemtebError
+
     if args.results:
         roots, source = args.results, ", ".join(args.results)
     elif os.environ.get("CHEMTEB_RESULTS_REPO"):
@@ -556,7 +562,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         repo = os.environ["CHEMTEB_RESULTS_REPO"]
         revision = os.environ.get("CHEMTEB_RESULTS_REVISION") or None
-        roots = [str(download_results(repo, revision=revision))]
+        try:
+            roots = [str(download_results(repo, revision=revision))]
+        except (ValueError, ChemtebError) as exc:  # the message says what to do
+            sys.exit(str(exc))
         source = f"`{repo}` @ `{revision or 'main (unpinned: set CHEMTEB_RESULTS_REVISION)'}`"
     else:
         sys.exit(

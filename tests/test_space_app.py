@@ -215,3 +215,69 @@ def test_space_card_front_matter() -> None:
     assert 0 < len(front["short_description"]) <= 60  # the Hub's limit
     requirements = (REPO_ROOT / "space" / "requirements.txt").read_text()
     assert "gradio" in requirements and "plotly" in requirements
+
+
+def test_an_empty_results_folder_gives_a_page(tmp_path: Path) -> None:
+    state = app.build_state([tmp_path])
+    out = app.view_all(state, *_defaults(state))
+    assert "no model has results" in out[0]
+    assert app.build_demo(state) is not None
+    with pytest.raises(ValueError, match=r"results: .* is not a folder"):
+        app.build_state([tmp_path / "missing"])
+
+
+def test_the_app_starts_from_a_hub_repo(hub: FakeHub, tmp_path: Path) -> None:
+    """As on a Space: no --results, the repo and pinned revision from the environment."""
+    import socket
+    import time
+    import urllib.request
+
+    local = write_synthetic_results(tmp_path / "local", n_models=2, seed=4)
+    files = {str(p.relative_to(local)): p.read_bytes() for p in local.rglob("*") if p.is_file()}
+    pinned = hub.add_commit("chemteb/space-results", files)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.url,
+        "HF_HUB_OFFLINE": "0",
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "CHEMTEB_RESULTS_REPO": "chemteb/space-results",
+        "CHEMTEB_RESULTS_REVISION": pinned,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+    }
+    log = tmp_path / "app.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, str(REPO_ROOT / "space" / "app.py"), "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        config = ""
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=2) as r:
+                    config = r.read().decode()
+                break
+            except OSError:
+                time.sleep(0.3)
+        assert config, log.read_text()
+        assert f"`chemteb/space-results` @ `{pinned}`" in config
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    # A repo the Hub does not have: a one-line error with the next step, no traceback.
+    env["CHEMTEB_RESULTS_REPO"] = "chemteb/absent"
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "space" / "app.py"), "--port", str(port)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "Check the repo id" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,432 @@
+"""Leaderboard tables built once from result folders: what the Space and CSV downloads show.
+
+Plain rows (lists of dicts with display headers) so the library stays free of pandas; the Space
+turns them into styled DataFrames. Ranking itself is ``ranking.rank_models``: nothing here ranks
+models on its own beyond the Borda rank (a competition rank of the Borda points).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, main_score
+from chemteb_eval.tasks.records import TASK_TYPES
+
+from .ranking import DETAIL_KEYS, ModelResults, ScannedModel, rank_models, read_results
+
+__all__ = [
+    "SIZE_BUCKETS",
+    "Leaderboard",
+    "ModelFacts",
+    "build_leaderboard",
+    "filter_rows",
+    "model_facts",
+    "pareto_front",
+    "parse_parameters",
+    "read_model_table",
+    "size_bucket",
+    "task_size",
+]
+
+SIZE_BUCKETS = ("< 100M", "100M-500M", "≥ 500M", "unknown")
+TYPE_LABELS: Mapping[str, str] = {
+    "Classification": "Classification",
+    "Clustering": "Clustering",
+    "PairClassification": "Pair classification",
+    "BitextMining": "Bitext mining",
+    "Retrieval": "Retrieval",
+}
+# The paper's result files beside this file were timed on one V100 (the shared README says so).
+_PAPER_TIMING = "paper_timing_v100.csv"
+_PAPER_HARDWARE = "one NVIDIA V100 GPU (the paper's runs)"
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the leaderboard shows about a model besides its scores.
+
+    Args:
+        model: the model id.
+        display_name: a friendlier name (the paper's), if any.
+        n_parameters: parameters, if known.
+        embedding_dim: output dimension, if known.
+        max_tokens: the longest input, if known.
+        open_weights: ``True`` open, ``False`` proprietary, ``None`` unknown.
+        family: the model family (``BGE``, ``E5``, ...); the org of the id when unknown.
+        hardware: where its result files were timed, if known.
+    """
+
+    model: str
+    display_name: str | None = None
+    n_parameters: int | None = None
+    embedding_dim: int | None = None
+    max_tokens: int | None = None
+    open_weights: bool | None = None
+    family: str = "other"
+    hardware: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("model: facts need a model id.")
+        for name in ("n_parameters", "embedding_dim", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name}: must be positive or None, got {value}.")
+
+
+_UNITS = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9}
+
+
+def parse_parameters(text: str | int | float | None) -> int | None:
+    """``"109.4 M"`` -> 109400000; ``"N/A"``, ``""`` and ``None`` -> ``None``.
+
+    Raises:
+        ValueError: for text that is neither a count nor a marked unknown.
+    """
+    if text is None or isinstance(text, bool):
+        return None
+    if isinstance(text, (int, float)):
+        return int(text) if text > 0 else None
+    cleaned = text.strip().replace(",", "")
+    if cleaned.upper() in {"", "N/A", "NA", "NONE", "UNKNOWN", "-"}:
+        return None
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMBG]?)", cleaned, flags=re.IGNORECASE)
+    if not match:
+        raise ValueError(f"parameters: {text!r} is not a count like '109.4 M' or 'N/A'.")
+    return round(float(match.group(1)) * _UNITS[match.group(2).upper()])
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        return None
+    return number if number > 0 else None
+
+
+def _bool_or_none(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(text)
+
+
+def size_bucket(n_parameters: int | None) -> str:
+    """One of ``SIZE_BUCKETS``."""
+    if n_parameters is None:
+        return SIZE_BUCKETS[3]
+    if n_parameters < 100_000_000:
+        return SIZE_BUCKETS[0]
+    if n_parameters < 500_000_000:
+        return SIZE_BUCKETS[1]
+    return SIZE_BUCKETS[2]
+
+
+def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
+    """Rows of a model table (``paper_models.csv``'s columns), keyed by model id and folder.
+
+    Raises:
+        ValueError: when the file lacks a ``model_id`` column.
+    """
+    if path is None:
+        return {}
+    path = Path(path)
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if "model_id" not in (reader.fieldnames or []):
+            raise ValueError(f"model_table: {path} has no 'model_id' column.")
+        table: dict[str, dict[str, str]] = {}
+        for row in reader:
+            table[row["model_id"]] = row
+            if row.get("results_dir"):
+                table[row["results_dir"]] = row
+    return table
+
+
+def _hardware(result: ModelResults) -> str | None:
+    hardware = result.run_meta.get("hardware")
+    if isinstance(hardware, dict):
+        if hardware.get("cuda"):
+            return str(hardware["cuda"])
+        if hardware.get("cpus"):
+            return f"CPU ({hardware['cpus']} cores)"
+    if (result.folder.parent.parent / _PAPER_TIMING).is_file():
+        return _PAPER_HARDWARE
+    return None
+
+
+def model_facts(result: ModelResults, table: Mapping[str, Mapping[str, str]]) -> ModelFacts:
+    """Facts from the folder's ``model_meta.json`` (ours or MTEB's), else from the model table."""
+    meta = result.meta
+    row = table.get(result.model) or table.get(result.folder.name) or {}
+    n_parameters = _int_or_none(meta.get("n_parameters"))
+    if n_parameters is None and row:
+        try:
+            n_parameters = parse_parameters(row.get("parameters"))
+        except ValueError:
+            n_parameters = None
+    embedding_dim = _int_or_none(meta.get("embedding_dim", meta.get("embed_dim")))
+    max_tokens = _int_or_none(meta.get("max_tokens"))
+    open_weights = _bool_or_none(meta.get("open_weights")) if "open_weights" in meta else None
+    family = row.get("family") or (result.model.split("/")[0] if "/" in result.model else "other")
+    return ModelFacts(
+        model=result.model,
+        display_name=row.get("paper_name") or None,
+        n_parameters=n_parameters,
+        embedding_dim=embedding_dim or _int_or_none(row.get("embedding_dim")),
+        max_tokens=max_tokens or _int_or_none(row.get("context_length")),
+        open_weights=open_weights
+        if open_weights is not None
+        else _bool_or_none(row.get("open_source")),
+        family=family,
+        hardware=_hardware(result),
+    )
+
+
+def task_size(task: Task) -> int | None:
+    """Samples in a task as its reference states them: ``n_samples``, else the ``n=`` of its
+    scored splits (plus the training split of a classification task), else ``None``."""
+    if task.n_samples is not None:
+        return task.n_samples
+    splits = [*task.eval_splits, *([task.train_split] if task.train_split else [])]
+    total = 0
+    for split in splits:
+        match = re.search(r"\bn=(\d+)", task.split_sizes.get(split, ""))
+        if match is None:
+            return None
+        total += int(match.group(1))
+    return total
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[bool]:
+    """Which points no other point beats on both axes (higher x and higher y are better).
+
+    A point is dominated when another is at least as good on both axes and better on one.
+    """
+    flags = []
+    for i, (x, y) in enumerate(points):
+        dominated = any(
+            (ox >= x and oy >= y) and (ox > x or oy > y)
+            for j, (ox, oy) in enumerate(points)
+            if j != i
+        )
+        flags.append(not dominated)
+    return flags
+
+
+def _competition_rank(values: Mapping[str, float]) -> dict[str, int]:
+    ordered = sorted(values.values(), reverse=True)
+    first: dict[float, int] = {}
+    for position, value in enumerate(ordered, start=1):
+        first.setdefault(value, position)
+    return {k: first[v] for k, v in values.items()}
+
+
+@dataclass
+class Leaderboard:
+    """Every table and plot input of one benchmark, computed once.
+
+    ``overall``, ``by_type[type]`` and ``per_task[task]`` are rows with display headers (the
+    CSV downloads' columns); ``facts`` keys the model facts by model id; ``notices`` lists the
+    files that were skipped and why.
+    """
+
+    benchmark: Benchmark
+    tasks: list[Task]
+    types: list[str]
+    overall: list[dict[str, Any]] = field(default_factory=list)
+    by_type: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    per_task: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    facts: dict[str, ModelFacts] = field(default_factory=dict)
+    efficiency: list[dict[str, Any]] = field(default_factory=list)
+    scores: list[dict[str, Any]] = field(default_factory=list)  # long: model, family, type, task
+    notices: list[str] = field(default_factory=list)  # skipped files, with the reason
+    revision_note: str = ""
+
+    def column(self, task: Task) -> str:
+        """A task's column header: its name and the metric that scores it."""
+        return f"{task.name} [{main_score(self.benchmark, task)}]"
+
+
+def build_leaderboard(
+    results: Iterable[str | Path] | list[ScannedModel],
+    bench: Benchmark,
+    *,
+    model_table: Mapping[str, Mapping[str, str]] | None = None,
+) -> Leaderboard:
+    """All the leaderboard's tables for one benchmark.
+
+    Args:
+        results: result folders, or ``scan_results``'s output for them (parse once, score many).
+        bench: the benchmark.
+        model_table: rows of ``read_model_table`` (facts for models without ``model_meta.json``).
+
+    Returns:
+        The ``Leaderboard``.
+    """
+    models = read_results(results, bench)
+    tasks = benchmark_tasks(bench)
+    table = model_table or {}
+    board = Leaderboard(
+        benchmark=bench,
+        tasks=tasks,
+        types=[t for t in TASK_TYPES if any(task.type == t for task in tasks)],
+    )
+    by_model = {m.model: m for m in models}
+    mismatched = []
+    for m in models:
+        board.facts[m.model] = model_facts(m, table)
+        board.notices.extend(m.skipped)
+        if m.revision_mismatches:
+            mismatched.append(m.model)
+    if mismatched:
+        board.revision_note = (
+            f"{len(mismatched)} of {len(models)} models have result files at dataset revisions "
+            f"other than {bench.name}'s pinned ones (published results often are); their scores "
+            "are shown as recorded."
+        )
+    models = [m for m in models if m.scores]  # folders without this benchmark's tasks
+    if not models:
+        return board
+    ranked = rank_models(models, bench)
+    borda_rank = _competition_rank({r["model"]: r["borda"] for r in ranked if r["complete"]})
+    for r in ranked:
+        facts = board.facts[r["model"]]
+        row: dict[str, Any] = {
+            "Rank": r["rank"],
+            "Model": r["model"],
+            "RRF": r["rrf"] if r["complete"] else None,
+            "Borda rank": borda_rank.get(r["model"]),
+            "Borda": r["borda"],
+            "Mean": r["mean"] if r["complete"] else None,
+        }
+        for t in board.types:
+            row[TYPE_LABELS[t]] = r["means"].get(t)
+        row.update(
+            {
+                "Coverage": r["coverage"],
+                "Complete": r["complete"],
+                "Params (M)": None
+                if facts.n_parameters is None
+                else round(facts.n_parameters / 1e6, 1),
+                "Dim": facts.embedding_dim,
+                "Max tokens": facts.max_tokens,
+                "Open": {True: "open", False: "proprietary", None: "unknown"}[facts.open_weights],
+                "Family": facts.family,
+                "Size": size_bucket(facts.n_parameters),
+            }
+        )
+        board.overall.append(row)
+        result = by_model[r["model"]]
+        # Samples per second over the tasks whose size and time are both known.
+        sized = [
+            (size, result.seconds[t.name])
+            for t in tasks
+            if t.name in result.seconds and (size := task_size(t)) is not None
+        ]
+        if r["complete"] and sized:
+            board.efficiency.append(
+                {
+                    "Model": r["model"],
+                    "Samples/s": sum(s for s, _ in sized) / sum(sec for _, sec in sized),
+                    "RRF": r["rrf"],
+                    "Params (M)": row["Params (M)"],
+                    "Dim": facts.embedding_dim,
+                    "Hardware": facts.hardware or "not recorded",
+                    "Open": row["Open"],
+                    "Timed tasks": len(sized),
+                }
+            )
+    front = pareto_front([(e["Samples/s"], e["RRF"]) for e in board.efficiency])
+    for entry, on_front in zip(board.efficiency, front, strict=True):
+        entry["Pareto"] = on_front
+    for t in board.types:
+        type_tasks = [task for task in tasks if task.type == t]
+        rows = []
+        for r in ranked:
+            scores = by_model[r["model"]].scores
+            row = {
+                "Rank": r["ranks"].get(t) if r["complete"] else None,
+                "Model": r["model"],
+                "Mean": r["means"].get(t),
+                "Coverage": f"{sum(x.name in scores for x in type_tasks)}/{len(type_tasks)}",
+            }
+            for task in type_tasks:
+                row[board.column(task)] = scores.get(task.name)
+            rows.append(row)
+        rows.sort(key=lambda x: (x["Rank"] is None, x["Rank"] or 0, -(x["Mean"] or 0.0)))
+        board.by_type[t] = rows
+    for task in tasks:
+        key = main_score(bench, task)
+        have = [m for m in models if task.name in m.scores]
+        have.sort(key=lambda m: -m.scores[task.name])
+        values = {m.model: m.scores[task.name] for m in have}
+        ranks = _competition_rank(values)
+        rows = []
+        for m in have:
+            row = {"Rank": ranks[m.model], "Model": m.model, key: m.scores[task.name]}
+            for detail in DETAIL_KEYS[task.type]:
+                if detail != key:
+                    row[detail] = m.details.get(task.name, {}).get(detail)
+            row["Seconds"] = m.seconds.get(task.name)
+            rows.append(row)
+            board.scores.append(
+                {
+                    "Model": m.model,
+                    "Family": board.facts[m.model].family,
+                    "Type": TYPE_LABELS[task.type],
+                    "Task": task.name,
+                    "Score": m.scores[task.name],
+                }
+            )
+        board.per_task[task.name] = rows
+    return board
+
+
+def filter_rows(
+    rows: Iterable[Mapping[str, Any]],
+    facts: Mapping[str, ModelFacts],
+    *,
+    openness: str = "all",
+    sizes: Sequence[str] = (),
+    families: Sequence[str] = (),
+    query: str = "",
+) -> list[Mapping[str, Any]]:
+    """The rows whose model passes the filters.
+
+    Args:
+        rows: rows with a ``Model`` key.
+        facts: the models' facts.
+        openness: ``all``, ``open`` or ``proprietary``.
+        sizes: size buckets to keep (empty: all).
+        families: families to keep (empty: all).
+        query: case-insensitive text the model id or display name must contain.
+    """
+    if openness not in {"all", "open", "proprietary"}:
+        raise ValueError(f"openness: {openness!r}; use 'all', 'open' or 'proprietary'.")
+    wanted_open = {"all": None, "open": True, "proprietary": False}[openness]
+    needle = query.strip().lower()
+    kept = []
+    for row in rows:
+        f = facts.get(row["Model"]) or ModelFacts(model=row["Model"])
+        if wanted_open is not None and f.open_weights is not wanted_open:
+            continue
+        if sizes and size_bucket(f.n_parameters) not in sizes:
+            continue
+        if families and f.family not in families:
+            continue
+        if (
+            needle
+            and needle not in f.model.lower()
+            and needle not in (f.display_name or "").lower()
+        ):
+            continue
+        kept.append(row)
+    return kept
