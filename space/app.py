@@ -353,7 +353,7 @@ of mini-batch k-means; **pair classification** — the best F1 over thresholds o
 Euclidean and Manhattan scores (`max_f1`; MTEB 2.x reports `max_ap`); **bitext mining** — F1 of
 nearest-neighbour matching between SMILES and names, descriptions or formulas; **retrieval** —
 nDCG@10. Column headers name the key each task is scored by. The numbers are computed by
-[chemteb-eval](https://github.com/), which reproduces MTEB's evaluators exactly.
+chemteb-eval, which reproduces MTEB's evaluators exactly.
 
 ### How models are ranked
 Per task type, a model's score is the mean of its task scores, and complete models are ranked per

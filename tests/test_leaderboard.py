@@ -151,6 +151,9 @@ def test_board_from_written_results(tmp_path: Path) -> None:
     assert [r["Model"] for r in filter_rows(board.overall, board.facts, sizes=["≥ 500M"])] == [
         "org/strong"
     ]
+    assert [r["Model"] for r in filter_rows(board.overall, board.facts, families=["API"])] == [
+        "org/weak"
+    ]
     with pytest.raises(ValueError, match="openness"):
         filter_rows(board.overall, board.facts, openness="closed")
 

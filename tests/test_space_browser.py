@@ -272,3 +272,34 @@ def test_written_results_in_the_browser(serve: Any, browser: Any, tmp_path: Path
     assert "model-000" in shown[-1] and "⚠" in shown[-1]
     assert all("⚠" not in m for m in shown[:-1])
     _wait(lambda: "open=" not in browser.current_url, what="the default weights leave the URL")
+
+    # Numbers sort as numbers: "Dim" ascending through the column menu (as text, "1024" would
+    # come before "256").
+    header = next(
+        h
+        for h in browser.find_elements(By.CSS_SELECTOR, "#overall-table th")
+        if h.text.replace("\n", "").strip() == "Dim"
+    )
+    browser.execute_script(
+        "arguments[0].click()", header.find_element(By.CSS_SELECTOR, "button.cell-menu-button")
+    )
+    _wait(
+        lambda: [
+            i
+            for i in browser.find_elements(By.CSS_SELECTOR, "[role=menuitem]")
+            if i.text == "Sort ascending"
+        ],
+        what="the column menu",
+    )[0].click()
+    column = int(header.get_attribute("data-heading"))
+
+    def dims() -> list[int]:
+        cells = browser.find_elements(
+            By.CSS_SELECTOR, f"#overall-table [role='gridcell'][data-col='{column}']"
+        )
+        return [int(c.text) for c in cells if c.text.strip()]
+
+    values = _wait(
+        lambda: (v := dims()) and v == sorted(v) and v, what="dimensions in numeric order"
+    )
+    assert len(values) == 6 and len(set(values)) > 1
