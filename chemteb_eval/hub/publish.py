@@ -1,0 +1,208 @@
+"""Publish the project's repos: the metric Spaces (``evaluate.load("chemteb/<name>")``) and the
+datasets it builds (Parquet + card).
+
+evaluate 0.4.6 loads ``ns/name`` by fetching ``{endpoint}/spaces/ns/name/resolve/{rev}/name.py``
+with ``rev = v0.4.6`` (its own version), then ``main``; a ``# From: chemteb-eval`` comment on the
+module's import line makes its install hint ``pip install chemteb-eval``. So a metric Space is
+the ``metrics/<name>/`` folder as it is: module, card (Space front matter), app and requirements.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chemteb_eval import __version__
+
+from ._errors import hub_errors, require_token
+
+__all__ = [
+    "METRIC_NAMES",
+    "Publication",
+    "metrics_root",
+    "publish_dataset_folder",
+    "publish_metrics",
+    "publish_pipchem",
+]
+
+METRIC_NAMES = ("classification", "clustering", "pair_classification", "bitext_mining", "retrieval")
+_IGNORE = ["__pycache__/*", "*.pyc", ".DS_Store"]
+
+
+@dataclass
+class Publication:
+    """What one publish step did (or, in a dry run, would do)."""
+
+    repo_id: str
+    repo_type: str
+    files: list[str] = field(default_factory=list)
+    commit: str | None = None  # the commit sha; None in a dry run
+    url: str | None = None
+
+
+def metrics_root() -> Path:
+    """The ``metrics/`` folder of a source checkout (publishing needs the repository)."""
+    root = Path(__file__).resolve().parents[2] / "metrics"
+    if not root.is_dir():
+        raise ValueError(
+            "metrics_dir: no metrics/ folder beside the installed package; run from a checkout "
+            "of the chemteb-eval repository or pass --metrics-dir."
+        )
+    return root
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(
+        str(p.relative_to(folder))
+        for p in folder.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    )
+
+
+def _check_namespace(namespace: str) -> None:
+    if not namespace or "/" in namespace or namespace.strip() != namespace:
+        raise ValueError(f"namespace: {namespace!r} is not a user or organisation name.")
+
+
+def _upload(
+    folder: Path, repo_id: str, repo_type: str, message: str, *, space_sdk: str | None = None
+) -> Publication:
+    from huggingface_hub import HfApi
+
+    require_token(f"publish {repo_type} {repo_id}")
+    api = HfApi()
+    with hub_errors(f"publish {repo_type} {repo_id}", repo_id):
+        url = api.create_repo(repo_id, repo_type=repo_type, space_sdk=space_sdk, exist_ok=True)
+        info = api.upload_folder(
+            folder_path=folder,
+            repo_id=repo_id,
+            repo_type=repo_type,
+            commit_message=message,
+            ignore_patterns=_IGNORE,
+        )
+    return Publication(
+        repo_id=repo_id, repo_type=repo_type, files=_files(folder), commit=info.oid, url=str(url)
+    )
+
+
+def publish_metrics(
+    namespace: str,
+    *,
+    names: Sequence[str] = METRIC_NAMES,
+    metrics_dir: str | Path | None = None,
+    dry_run: bool = False,
+    log: Callable[[str], None] = print,
+) -> list[Publication]:
+    """Make each ``metrics/<name>/`` a Gradio Space ``{namespace}/{name}``.
+
+    Args:
+        namespace: the user or organisation (``chemteb``).
+        names: which metrics.
+        metrics_dir: the ``metrics/`` folder; default the checkout's.
+        dry_run: list what would be uploaded, change nothing.
+        log: where progress lines go.
+
+    Returns:
+        One ``Publication`` per Space.
+    """
+    _check_namespace(namespace)
+    root = Path(metrics_dir) if metrics_dir is not None else metrics_root()
+    unknown = [n for n in names if n not in METRIC_NAMES]
+    if unknown:
+        raise ValueError(f"names: unknown metric(s) {unknown}; use some of {list(METRIC_NAMES)}.")
+    done = []
+    for name in names:
+        folder = root / name
+        if not (folder / f"{name}.py").is_file():
+            raise ValueError(f"metrics_dir: {folder} has no {name}.py.")
+        repo_id = f"{namespace}/{name}"
+        if dry_run:
+            pub = Publication(repo_id=repo_id, repo_type="space", files=_files(folder))
+            log(f"[dry run] space {repo_id}: would upload {', '.join(pub.files)}")
+        else:
+            pub = _upload(
+                folder,
+                repo_id,
+                "space",
+                f"chemteb-eval {__version__}: publish the {name} metric",
+                space_sdk="gradio",
+            )
+            log(f"space {repo_id}: {len(pub.files)} files at {pub.commit} ({pub.url})")
+        done.append(pub)
+    return done
+
+
+def publish_dataset_folder(
+    folder: str | Path,
+    repo_id: str,
+    *,
+    dry_run: bool = False,
+    message: str | None = None,
+    log: Callable[[str], None] = print,
+) -> Publication:
+    """Upload a Hub-layout dataset folder (Parquet files + ``README.md`` card) as a dataset repo.
+
+    Args:
+        folder: the folder (what ``chemteb_eval.data.hub_layout.write_hub_dataset`` writes).
+        repo_id: ``org/name``.
+        dry_run: list what would be uploaded, change nothing.
+        message: the commit message.
+        log: where progress lines go.
+    """
+    folder = Path(folder)
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise ValueError(f"repo_id: {repo_id!r} is not 'org/name'.")
+    if not (folder / "README.md").is_file() or not any(folder.rglob("*.parquet")):
+        raise ValueError(
+            f"folder: {folder} is not a Hub-layout dataset (README.md card and Parquet files); "
+            "build one with a datasets_scripts/ builder."
+        )
+    if dry_run:
+        pub = Publication(repo_id=repo_id, repo_type="dataset", files=_files(folder))
+        log(f"[dry run] dataset {repo_id}: would upload {', '.join(pub.files)}")
+        return pub
+    pub = _upload(
+        folder, repo_id, "dataset", message or f"chemteb-eval {__version__}: publish {folder.name}"
+    )
+    log(f"dataset {repo_id}: {len(pub.files)} files at {pub.commit} ({pub.url})")
+    return pub
+
+
+def publish_pipchem(
+    namespace: str,
+    *,
+    scale: str = "full",
+    tasks: Sequence[str] | None = None,
+    dry_run: bool = False,
+    log: Callable[[str], None] = print,
+) -> list[Publication]:
+    """Build the PipChem suite (``datasets_scripts/build_pipchem.py``'s builder) and publish each
+    task's dataset as ``{namespace}/{TaskName}``.
+
+    The records in ``chemteb_eval.tasks.pipchem`` keep loading the local build; pin the
+    published commit in a task record to load from the Hub instead.
+    """
+    from chemteb_eval.data import pipchem
+
+    _check_namespace(namespace)
+    with tempfile.TemporaryDirectory(prefix="chemteb-pipchem-") as tmp:
+        out = Path(tmp)
+        log(f"building PipChem ({scale}) ...")
+        pipchem.build(out, scale=scale)
+        built = sorted(p.name for p in out.iterdir() if (p / "README.md").is_file())
+        chosen = list(tasks) if tasks else built
+        unknown = [t for t in chosen if t not in built]
+        if unknown:
+            raise ValueError(f"tasks: {unknown} are not PipChem datasets; use some of {built}.")
+        return [
+            publish_dataset_folder(
+                out / name,
+                f"{namespace}/{name}",
+                dry_run=dry_run,
+                message=f"chemteb-eval {__version__}: PipChem {name} ({scale})",
+                log=log,
+            )
+            for name in chosen
+        ]
