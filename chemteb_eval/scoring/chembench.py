@@ -1,0 +1,415 @@
+"""ChemBench: questions, prompts and the scoring of LLM answers (fraction correct).
+
+Pure functions over strings and dicts (no files, no network): ``chemteb_eval.data.chembench``
+reads question files and the Hub copy; ``metrics/chembench`` and ``chemteb chembench`` wrap
+``score_chembench``. Answer extraction is ``chembench_parse``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from chemteb_eval.tasks.chembench import (
+    DIFFICULTY_KEYWORDS,
+    REQUIREMENT_KEYWORDS,
+    Question,
+    keyword_problems,
+)
+
+from .chembench_parse import Extraction, extract_mcq, extract_number, is_keyword_refusal
+
+__all__ = [
+    "DIFFICULTY_KEYWORDS",
+    "REQUIREMENT_KEYWORDS",
+    "Question",
+    "QuestionResult",
+    "build_prompt",
+    "keyword_problems",
+    "option_order",
+    "score_chembench",
+    "score_question",
+    "strip_wrappers",
+]
+
+PromptMode = Literal["instruction", "completion"]
+
+
+# -- prompts ---------------------------------------------------------------------------------
+
+_WRAPPERS = (
+    re.compile(r"\\ce\{((?:[^{}]|\{[^{}]*\})*)\}"),
+    re.compile(r"\\pu\{((?:[^{}]|\{[^{}]*\})*)\}"),
+    re.compile(r"\[START_SMILES\](.*?)\[END_SMILES\]", re.DOTALL),
+    re.compile(r"\[START_RXNSMILES\](.*?)\[END_RXNSMILES\]", re.DOTALL),
+    re.compile(r"\$([^$]+)\$"),
+)
+
+
+def strip_wrappers(text: str) -> str:
+    """``\\ce{H2O}`` -> ``H2O``, ``\\pu{1 mol}`` -> ``1 mol``, ``$x$`` -> ``x``,
+    ``[START_SMILES]CCO[END_SMILES]`` -> ``CCO`` (also reaction SMILES)."""
+    for pattern in _WRAPPERS:
+        text = pattern.sub(lambda m: m.group(1), text)
+    return text
+
+
+def option_order(question: Question, seed: int | None) -> list[str]:
+    """The option texts in the order they are lettered: the file's order, or a shuffle seeded
+    by ``seed`` and the question's key (so prompts and scoring agree without sharing state)."""
+    options = list(question.target_scores or {})
+    if seed is not None:
+        digest = hashlib.sha256(f"{seed}:{question.key}".encode()).hexdigest()
+        random.Random(int(digest[:16], 16)).shuffle(options)
+    return options
+
+
+_INSTRUCTION_MCQ = """The following is a multiple-choice question about chemistry. One or more options are correct.{cot}
+
+Question: {question}
+
+Options:
+{options}
+
+Give the letter(s) of the correct option(s) inside [ANSWER] and [/ANSWER], separated by commas if there are several, for example [ANSWER]{example}[/ANSWER]. Answer in exactly this format even if you are unsure; the answer is read automatically."""
+_INSTRUCTION_NUMERIC = """The following is a question about chemistry. The answer is a number.{cot}
+
+Question: {question}
+
+Give the final answer as one number inside [ANSWER] and [/ANSWER], without units, using a dot as the decimal separator, for example [ANSWER]4.2[/ANSWER]. Answer in exactly this format even if you are unsure; the answer is read automatically."""
+_COMPLETION_MCQ = """The following is a multiple-choice question about chemistry. One or more options are correct.{cot}
+
+Question: {question}
+
+Options:
+{options}
+
+Answer with only the letter(s) of the correct option(s), separated by commas. You can choose from {letters}.
+
+Answer:"""
+_COMPLETION_NUMERIC = """The following is a question about chemistry. The answer is a number.{cot}
+
+Question: {question}
+
+Answer with only one number, without units, using a dot as the decimal separator.
+
+Answer:"""
+COT_LINE = "Think step by step before giving the final answer."
+
+
+def build_prompt(
+    question: Question,
+    *,
+    mode: PromptMode = "instruction",
+    cot: bool = False,
+    shuffle_seed: int | None = None,
+    keep_wrappers: bool = False,
+) -> tuple[str, list[str]]:
+    """The prompt for one question and the option texts in lettered order.
+
+    Args:
+        question: the question.
+        mode: ``instruction`` (answer inside [ANSWER]...[/ANSWER]) or ``completion`` (ends with
+            "Answer:").
+        cot: add a chain-of-thought line.
+        shuffle_seed: shuffle the options (``option_order``); ``None`` keeps the file's order.
+        keep_wrappers: keep ``\\ce{}``, ``\\pu{}``, ``$...$`` and ``[START_SMILES]`` markup (for
+            models trained on it); by default it is removed from question and options alike.
+
+    Returns:
+        The prompt and the options (A is the first).
+    """
+    if mode not in ("instruction", "completion"):
+        raise ValueError(f"mode: {mode!r}; use 'instruction' or 'completion'.")
+    fix = (lambda t: t) if keep_wrappers else strip_wrappers
+    options = option_order(question, shuffle_seed) if question.is_mcq else []
+    letters = [chr(65 + i) for i in range(len(options))]
+    cot_text = f"\n{COT_LINE}" if cot else ""
+    if question.is_mcq:
+        template = _INSTRUCTION_MCQ if mode == "instruction" else _COMPLETION_MCQ
+        prompt = template.format(
+            cot=cot_text,
+            question=fix(question.input),
+            options="\n".join(
+                f"{letter}. {fix(o)}" for letter, o in zip(letters, options, strict=True)
+            ),
+            letters=", ".join(letters),
+            example=",".join(letters[:2]) if len(letters) > 1 else "A",
+        )
+    else:
+        template = _INSTRUCTION_NUMERIC if mode == "instruction" else _COMPLETION_NUMERIC
+        prompt = template.format(cot=cot_text, question=fix(question.input))
+    return prompt, options
+
+
+# -- scoring ---------------------------------------------------------------------------------
+
+ABSOLUTE_FLOOR = 1e-6  # the smallest tolerance: makes a target of exactly 0 answerable
+
+
+@dataclass
+class QuestionResult:
+    """How one answer scored."""
+
+    key: str
+    correct: bool
+    refused: bool
+    parsed: bool
+    answer: tuple[str, ...] | float | None
+    method: str
+    reason: str = ""
+    retries: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def score_question(
+    question: Question,
+    completion: str,
+    *,
+    mode: PromptMode = "instruction",
+    shuffle_seed: int | None = None,
+    relative_tolerance: float = 0.01,
+    absolute_floor: float = ABSOLUTE_FLOOR,
+    detect_refusals: bool = True,
+    refusal_classifier: Callable[[str], bool] | None = None,
+    retry: Callable[[Question, int], str] | None = None,
+    max_retries: int = 1,
+    llm_extractor: Callable[[str], str | None] | None = None,
+) -> QuestionResult:
+    """Score one completion (see ``score_chembench`` for the arguments and rules)."""
+    retries = 0
+    refused = detect_refusals and _refused(
+        completion, question, mode, shuffle_seed, refusal_classifier
+    )
+    while refused and retry is not None and retries < max_retries:
+        retries += 1
+        completion = retry(question, retries)
+        refused = _refused(completion, question, mode, shuffle_seed, refusal_classifier)
+    if refused:
+        result = QuestionResult(question.key, False, True, False, None, "none", "refused", retries)
+        if question.is_mcq:
+            result.metrics = _mcq_metrics(question, (), shuffle_seed)
+        return result
+    extraction = _extract(question, completion, mode, shuffle_seed, llm_extractor)
+    result = QuestionResult(
+        question.key,
+        False,
+        False,
+        extraction.value is not None,
+        extraction.value,
+        extraction.method,
+        extraction.reason,
+        retries,
+    )
+    if question.is_mcq:
+        chosen = extraction.value if isinstance(extraction.value, tuple) else ()
+        result.metrics = _mcq_metrics(question, chosen, shuffle_seed)
+        result.correct = result.parsed and result.metrics["hamming"] == 0
+    elif isinstance(extraction.value, float):
+        assert question.target is not None
+        error = abs(extraction.value - question.target)
+        rel = (
+            question.relative_tolerance
+            if question.relative_tolerance is not None
+            else relative_tolerance
+        )
+        tolerance = max(rel * abs(question.target), absolute_floor)
+        result.metrics = {"mae": error, "mse": error**2, "tolerance": tolerance}
+        result.correct = error <= tolerance
+    return result
+
+
+def _extract(
+    question: Question,
+    completion: str,
+    mode: str,
+    seed: int | None,
+    llm_extractor: Callable[[str], str | None] | None,
+) -> Extraction:
+    prefer = "leading" if mode == "completion" else "tags"
+    if question.is_mcq:
+        options = option_order(question, seed)
+        return extract_mcq(completion, options, prefer=prefer, llm_extractor=llm_extractor)
+    return extract_number(completion, prefer=prefer, llm_extractor=llm_extractor)
+
+
+def _refused(
+    completion: str,
+    question: Question,
+    mode: str,
+    seed: int | None,
+    classifier: Callable[[str], bool] | None,
+) -> bool:
+    # An empty completion is a refusal to answer; a readable answer is never one, whatever
+    # apology surrounds it ("Sorry for the confusion: [ANSWER]B[/ANSWER]").
+    if not completion.strip():
+        return True
+    flagged = is_keyword_refusal(completion) or (classifier is not None and classifier(completion))
+    if not flagged:
+        return False
+    return _extract(question, completion, mode, seed, None).value is None
+
+
+def _mcq_metrics(question: Question, chosen: Sequence[str], seed: int | None) -> dict[str, float]:
+    options = option_order(question, seed)
+    scores = question.target_scores or {}
+    letter_score = {chr(65 + i): scores[o] for i, o in enumerate(options)}
+    expected = {k for k, v in letter_score.items() if v == 1}
+    found = set(chosen)
+    hits = len(expected & found)
+    extra = len(found - expected)
+    missed = len(expected - found)
+    precision = hits / (hits + extra) if hits + extra else 0.0
+    recall = hits / (hits + missed) if hits + missed else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "hamming": (missed + extra) / len(expected),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "multiple_choice_grade": float(sum(letter_score.get(k, 0.0) for k in found)),
+    }
+
+
+def score_chembench(
+    completions: Sequence[str],
+    questions: Sequence[Question | Mapping[str, Any] | str],
+    *,
+    mode: PromptMode = "instruction",
+    shuffle_seed: int | None = None,
+    relative_tolerance: float = 0.01,
+    absolute_floor: float = ABSOLUTE_FLOOR,
+    detect_refusals: bool = True,
+    refusal_classifier: Callable[[str], bool] | None = None,
+    retry: Callable[[Question, int], str] | None = None,
+    max_retries: int = 1,
+    llm_extractor: Callable[[str], str | None] | None = None,
+    return_details: bool = False,
+) -> dict[str, Any]:
+    """Fraction correct of LLM answers to ChemBench questions, overall and broken down.
+
+    Rules: a multiple-choice answer is correct iff the chosen letters equal the options scored
+    1 (Hamming loss 0); precision, recall, F1, Hamming and multiple_choice_grade are reported
+    too. A numeric answer is correct iff |answer - target| <= max(tol * |target|,
+    ``absolute_floor``), where tol is the question's own ``relative_tolerance`` (read as relative,
+    as its name says; the reference compares it to the absolute error) or
+    ``relative_tolerance`` (1%). The reference uses 1% of the signed target with a strict "<", so
+    negative targets and a target of 0 can never be correct; here they can. A refusal scores 0
+    and is counted; so is an answer nothing could be read from.
+
+    Args:
+        completions: the model's answers, one per question.
+        questions: ``Question`` objects, question-file dicts, or their JSON strings.
+        mode: the prompt mode the completions answer (``completion`` tries a leading answer
+            before tags).
+        shuffle_seed: the seed the prompts' options were shuffled with (``None``: file order).
+        relative_tolerance: the default numeric tolerance, relative to |target|.
+        absolute_floor: the smallest tolerance.
+        detect_refusals: check for refusals (keywords, and ``refusal_classifier`` if given).
+        refusal_classifier: a callable text -> is a refusal (e.g. a classifier model).
+        retry: a callable (question, attempt) -> a new completion, used on refusals.
+        max_retries: how many times ``retry`` is called per refused question.
+        llm_extractor: a callable text -> answer for completions nothing else reads.
+        return_details: add ``details``: one dict per question.
+
+    Returns:
+        ``fraction_correct`` (= ``main_score``: correct / all questions),
+        ``fraction_correct_answered`` (correct / questions neither refused nor unparsed),
+        ``n_questions``, ``n_correct``, ``n_refusals``, ``n_parse_failures``,
+        ``n_refusal_retries``, the MCQ means (``mcq_hamming``, ``mcq_precision``, ``mcq_recall``,
+        ``mcq_f1``, ``mcq_multiple_choice_grade``), the numeric ``numeric_mae`` over parsed
+        answers, and ``by_topic``, ``by_keyword``, ``by_type`` breakdowns.
+    """
+    if len(completions) != len(questions):
+        raise ValueError(
+            f"completions: {len(completions)} completions for {len(questions)} questions; "
+            "give one completion per question, in the same order."
+        )
+    if not questions:
+        raise ValueError("questions: none given.")
+    if not relative_tolerance >= 0 or not absolute_floor >= 0:
+        raise ValueError("relative_tolerance, absolute_floor: must be >= 0.")
+    parsed_questions = [q if isinstance(q, Question) else Question.from_dict(q) for q in questions]
+    results = []
+    for i, (question, completion) in enumerate(zip(parsed_questions, completions, strict=True)):
+        if not isinstance(completion, str):
+            raise ValueError(f"completions: item {i} is {type(completion).__name__}, not text.")
+        results.append(
+            score_question(
+                question,
+                completion,
+                mode=mode,
+                shuffle_seed=shuffle_seed,
+                relative_tolerance=relative_tolerance,
+                absolute_floor=absolute_floor,
+                detect_refusals=detect_refusals,
+                refusal_classifier=refusal_classifier,
+                retry=retry,
+                max_retries=max_retries,
+                llm_extractor=llm_extractor,
+            )
+        )
+    n = len(results)
+    refusals = sum(r.refused for r in results)
+    failures = sum(1 for r in results if not r.refused and not r.parsed)
+    answered = n - refusals - failures
+    correct = sum(r.correct for r in results)
+    out: dict[str, Any] = {
+        "main_score": correct / n,
+        "fraction_correct": correct / n,
+        "fraction_correct_answered": correct / answered if answered else 0.0,
+        "n_questions": n,
+        "n_correct": correct,
+        "n_refusals": refusals,
+        "n_parse_failures": failures,
+        "n_refusal_retries": sum(r.retries for r in results),
+    }
+    mcq = [r for q, r in zip(parsed_questions, results, strict=True) if q.is_mcq]
+    for key in ("hamming", "precision", "recall", "f1", "multiple_choice_grade"):
+        out[f"mcq_{key}"] = sum(r.metrics[key] for r in mcq) / len(mcq) if mcq else None
+    numeric = [
+        r for q, r in zip(parsed_questions, results, strict=True) if not q.is_mcq and r.parsed
+    ]
+    out["numeric_mae"] = sum(r.metrics["mae"] for r in numeric) / len(numeric) if numeric else None
+    groups: dict[str, dict[str, list[QuestionResult]]] = {
+        "by_topic": defaultdict(list),
+        "by_keyword": defaultdict(list),
+        "by_type": defaultdict(list),
+    }
+    for q, r in zip(parsed_questions, results, strict=True):
+        groups["by_topic"][q.topic or "unknown"].append(r)
+        groups["by_type"]["mcq" if q.is_mcq else "numeric"].append(r)
+        for keyword in q.keywords:
+            groups["by_keyword"][keyword].append(r)
+    for name, grouped in groups.items():
+        out[name] = {
+            key: {
+                "n_questions": len(rs),
+                "n_correct": sum(r.correct for r in rs),
+                "fraction_correct": sum(r.correct for r in rs) / len(rs),
+                "n_refusals": sum(r.refused for r in rs),
+                "n_parse_failures": sum(1 for r in rs if not r.refused and not r.parsed),
+            }
+            for key, rs in sorted(grouped.items())
+        }
+    if return_details:
+        out["details"] = [
+            {
+                "key": r.key,
+                "correct": r.correct,
+                "refused": r.refused,
+                "parsed": r.parsed,
+                "answer": list(r.answer) if isinstance(r.answer, tuple) else r.answer,
+                "method": r.method,
+                "reason": r.reason,
+                "retries": r.retries,
+                **r.metrics,
+            }
+            for r in results
+        ]
+    return out

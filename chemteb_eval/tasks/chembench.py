@@ -1,0 +1,191 @@
+"""ChemBench question records: one frozen, validated record per question, and keyword checks.
+
+The question-file schema (local JSON) and the Hub's row schema (``jablonkagroup/ChemBench``) both
+load through ``Question.from_dict``; ``chemteb_eval.data.chembench`` reads the files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["DIFFICULTY_KEYWORDS", "REQUIREMENT_KEYWORDS", "Question", "keyword_problems"]
+
+REQUIREMENT_KEYWORDS = frozenset(
+    {
+        "requires-knowledge",
+        "requires-reasoning",
+        "requires-calculation",
+        "requires-tooluse",
+        "requires-ocr",
+    }
+)
+DIFFICULTY_KEYWORDS = frozenset({"difficulty-basic", "difficulty-advanced"})
+
+
+@dataclass(frozen=True)
+class Question:
+    """One ChemBench question (exactly one example).
+
+    Args:
+        name: the question's name (``polymer_chemistry_17``).
+        input: the question text.
+        topic: its topic (the local folder, or the Hub config); ``None`` if unknown.
+        uuid: its uuid, if the file has one.
+        description: the file's description.
+        keywords: its keywords (topic, requirement, difficulty).
+        metrics: the file's metrics; "multiple_choice_grade" makes it multiple choice.
+        target: the numeric answer (numeric questions).
+        target_scores: option text -> score (multiple choice), in the file's order.
+        relative_tolerance: the question's own tolerance, relative to |target| (see
+            ``score_question``); ``None`` for the default.
+    """
+
+    name: str
+    input: str
+    topic: str | None = None
+    uuid: str | None = None
+    description: str = ""
+    keywords: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    target: float | None = None
+    target_scores: Mapping[str, float] | None = None
+    relative_tolerance: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("name: a question needs a name.")
+        if not self.input:
+            raise ValueError(f"input: question {self.name} has no text.")
+        if self.is_mcq:
+            if not self.target_scores:
+                raise ValueError(f"target_scores: multiple-choice question {self.name} has none.")
+            if not any(v == 1 for v in self.target_scores.values()):
+                raise ValueError(f"target_scores: question {self.name} has no option scored 1.")
+        elif self.target is None or not math.isfinite(self.target):
+            raise ValueError(f"target: numeric question {self.name} needs a finite number.")
+        if self.relative_tolerance is not None and not self.relative_tolerance >= 0:
+            raise ValueError(f"relative_tolerance: must be >= 0, got {self.relative_tolerance}.")
+        if self.target_scores is not None:
+            object.__setattr__(self, "target_scores", MappingProxyType(dict(self.target_scores)))
+
+    @property
+    def is_mcq(self) -> bool:
+        """Multiple choice iff "multiple_choice_grade" is among the metrics."""
+        return "multiple_choice_grade" in self.metrics
+
+    @property
+    def key(self) -> str:
+        """The uuid when there is one, else the name: what completions are matched by."""
+        return self.uuid or self.name
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | str, *, topic: str | None = None) -> Question:
+        """A question from the question-file schema (local JSON) or the Hub's row schema.
+
+        Local: ``examples = [{input, target | target_scores: {text: 0|1}}]``, optional
+        ``tolerance`` (read as relative). Hub (``jablonkagroup/ChemBench``): ``examples =
+        [{input, target | None, target_scores: JSON string | None}]``, ``relative_tolerance``.
+
+        Raises:
+            ValueError: naming the question and the field that is wrong.
+        """
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except ValueError as exc:
+                raise ValueError(f"question: not JSON ({exc}).") from exc
+        if not isinstance(data, Mapping):
+            raise ValueError("question: expected an object with name, examples, metrics, ...")
+        name = str(data.get("name") or "")
+        examples = data.get("examples")
+        if not isinstance(examples, Sequence) or len(examples) != 1:
+            raise ValueError(f"examples: question {name or '?'} must have exactly one example.")
+        example = examples[0]
+        if not isinstance(example, Mapping):
+            raise ValueError(f"examples: question {name or '?'} has a malformed example.")
+        scores = example.get("target_scores")
+        if isinstance(scores, str):
+            try:
+                scores = json.loads(scores)
+            except ValueError as exc:
+                raise ValueError(
+                    f"target_scores: question {name} has invalid JSON ({exc})."
+                ) from exc
+        target = example.get("target")
+        number = None
+        if target is not None and scores is None:
+            try:
+                number = float(str(target).strip())
+            except ValueError as exc:
+                raise ValueError(f"target: question {name} has {target!r}, not a number.") from exc
+        if scores is not None:
+            if not isinstance(scores, Mapping) or not all(
+                isinstance(v, (int, float)) for v in scores.values()
+            ):
+                raise ValueError(f"target_scores: question {name} needs {{option: score}}.")
+            scores = {str(k): float(v) for k, v in scores.items()}
+        tolerance = data.get("relative_tolerance", data.get("tolerance"))
+        return cls(
+            name=name,
+            input=str(example.get("input") or ""),
+            topic=topic or data.get("topic"),
+            uuid=data.get("uuid") or None,
+            description=str(data.get("description") or ""),
+            keywords=tuple(str(k) for k in data.get("keywords") or ()),
+            metrics=tuple(str(m) for m in data.get("metrics") or ()),
+            target=number,
+            target_scores=scores,
+            relative_tolerance=float(tolerance) if tolerance is not None else None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The question-file schema (what ``from_dict`` reads back)."""
+        example: dict[str, Any] = {"input": self.input}
+        if self.is_mcq:
+            example["target_scores"] = dict(self.target_scores or {})
+        else:
+            example["target"] = self.target
+        out: dict[str, Any] = {
+            "name": self.name,
+            "uuid": self.uuid,
+            "description": self.description,
+            "keywords": list(self.keywords),
+            "metrics": list(self.metrics),
+            "examples": [example],
+            "topic": self.topic,
+        }
+        if self.relative_tolerance is not None:
+            out["relative_tolerance"] = self.relative_tolerance
+        return out
+
+
+def keyword_problems(keywords: Sequence[str]) -> list[str]:
+    """What is wrong with a question's keywords (empty when nothing is).
+
+    A question needs at least one requirement (``REQUIREMENT_KEYWORDS``) and one difficulty
+    (``DIFFICULTY_KEYWORDS``); those are lowercase with "-". Misspellings the real data has
+    ("difficultly-basic", "difficult-basic") and unknown ``requires-*`` keywords are named.
+    """
+    problems = []
+    for k in keywords:
+        low = k.strip().lower()
+        if low.startswith(("requires", "difficult")) and k != low.replace(" ", "-").replace(
+            "_", "-"
+        ):
+            problems.append(f"{k!r} is not lowercase with '-'")
+        elif low.startswith("requires-") and low not in REQUIREMENT_KEYWORDS:
+            problems.append(f"{k!r} is not a requirement keyword ({sorted(REQUIREMENT_KEYWORDS)})")
+        elif low.startswith("difficult") and low not in DIFFICULTY_KEYWORDS:
+            problems.append(
+                f"{k!r} looks like a misspelt difficulty ({sorted(DIFFICULTY_KEYWORDS)})"
+            )
+    if not any(k in REQUIREMENT_KEYWORDS for k in keywords):
+        problems.append("no requirement keyword")
+    if not any(k in DIFFICULTY_KEYWORDS for k in keywords):
+        problems.append("no difficulty keyword")
+    return problems
