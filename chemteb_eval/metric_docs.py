@@ -27,6 +27,15 @@ CHEMTEB_CITATION = """\
 }
 """
 
+CHEMBENCH_CITATION = """\
+@article{mirza2024chembench,
+  title   = {Are large language models superhuman chemists?},
+  author  = {Mirza, Adrian and Alampara, Nawaf and Kunchapu, Sreekanth and others},
+  journal = {arXiv preprint arXiv:2404.01475},
+  year    = {2024}
+}
+"""
+
 REFERENCE_URLS = [
     "https://arxiv.org/abs/2412.00532",
     "https://github.com/embeddings-benchmark/mteb",

@@ -27,7 +27,14 @@ __all__ = [
     "publish_pipchem",
 ]
 
-METRIC_NAMES = ("classification", "clustering", "pair_classification", "bitext_mining", "retrieval")
+METRIC_NAMES = (
+    "classification",
+    "clustering",
+    "pair_classification",
+    "bitext_mining",
+    "retrieval",
+    "chembench",
+)
 _IGNORE = ["__pycache__/*", "*.pyc", ".DS_Store"]
 
 

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from chemteb_eval.errors import ChemtebError
 
+from ._retry import post_json
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 
@@ -79,45 +80,24 @@ class HTTPEmbeddingEncoder:
         return convention_prompt(self.model, task_type, role)
 
     def _post(self, texts: list[str]) -> NDArray[np.float32]:
-        import httpx
-
-        wait = self.backoff
-        for attempt in range(self.max_retries + 1):
+        def pace() -> None:
             if self._interval:
                 pause = self._last + self._interval - time.monotonic()
                 if pause > 0:
                     time.sleep(pause)
             self._last = time.monotonic()
             self.requests += 1
-            try:
-                response = self._client.post(
-                    f"{self.base_url}/embeddings", json={"model": self.model, "input": texts}
-                )
-            except httpx.TransportError as exc:
-                error: str = f"{type(exc).__name__}: {exc}"
-                retry_after = None
-            else:
-                if response.status_code == 200:
-                    return self._parse(response.json(), len(texts))
-                if response.status_code not in (408, 409, 429) and response.status_code < 500:
-                    raise ChemtebError(
-                        f"{self.base_url}/embeddings answered {response.status_code} for model "
-                        f"{self.model}: {response.text[:300]}. Check the model name and API key."
-                    )
-                error = f"HTTP {response.status_code}"
-                retry_after = response.headers.get("Retry-After")
-            if attempt == self.max_retries:
-                raise ChemtebError(
-                    f"{self.base_url}/embeddings failed {self.max_retries + 1} times ({error}); "
-                    "the server is down or rate-limiting: retry later or lower --batch-size."
-                )
-            try:
-                delay = float(retry_after) if retry_after is not None else wait
-            except ValueError:
-                delay = wait
-            time.sleep(min(delay, 60.0))
-            wait = min(wait * 2, 60.0)
-        raise AssertionError("unreachable")
+
+        payload = post_json(
+            self._client,
+            f"{self.base_url}/embeddings",
+            {"model": self.model, "input": texts},
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            what=f"model {self.model}",
+            before_attempt=pace,
+        )
+        return self._parse(payload, len(texts))
 
     @staticmethod
     def _parse(payload: Any, n: int) -> NDArray[np.float32]:

@@ -1,0 +1,162 @@
+"""ChemBench end to end: prompts to JSONL, completions from a model (resumable), scores to a
+report. What ``chemteb chembench`` runs; the math is ``chemteb_eval.scoring.chembench``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from chemteb_eval.data.chembench import QuestionSet
+from chemteb_eval.results.io import write_json_atomic
+from chemteb_eval.scoring.chembench import PromptMode, build_prompt, score_chembench
+from chemteb_eval.tasks.chembench import Question
+
+__all__ = ["generate_completions", "read_completions", "score_completions", "write_prompts"]
+
+
+def write_prompts(
+    questions: Sequence[Question],
+    out: str | Path,
+    *,
+    mode: PromptMode = "instruction",
+    cot: bool = False,
+    shuffle_seed: int | None = None,
+    keep_wrappers: bool = False,
+) -> int:
+    """One JSON line per question: key, name, topic, mode, prompt, options (lettered order),
+    shuffle_seed — what any inference server needs, and what scoring needs back (the key)."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for q in questions:
+            prompt, options = build_prompt(
+                q, mode=mode, cot=cot, shuffle_seed=shuffle_seed, keep_wrappers=keep_wrappers
+            )
+            row = {
+                "key": q.key,
+                "name": q.name,
+                "topic": q.topic,
+                "type": "mcq" if q.is_mcq else "numeric",
+                "mode": mode,
+                "prompt": prompt,
+                "options": options,
+                "shuffle_seed": shuffle_seed,
+            }
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(questions)
+
+
+def read_completions(path: str | Path) -> dict[str, str]:
+    """``{key: completion}`` from JSONL lines with ``completion`` and ``key`` (or ``uuid`` or
+    ``name``).
+
+    Raises:
+        ValueError: naming the line that is malformed or repeats a key.
+    """
+    found: dict[str, str] = {}
+    with Path(path).open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"completions: line {n} of {path} is not JSON ({exc}).") from exc
+            key = (
+                row.get("key") or row.get("uuid") or row.get("name")
+                if isinstance(row, dict)
+                else None
+            )
+            completion = row.get("completion") if isinstance(row, dict) else None
+            if not key or not isinstance(completion, str):
+                raise ValueError(
+                    f"completions: line {n} of {path} needs 'key' (or 'uuid'/'name') and a "
+                    "'completion' string."
+                )
+            if key in found:
+                raise ValueError(f"completions: line {n} repeats key {key!r}.")
+            found[str(key)] = completion
+    return found
+
+
+def generate_completions(
+    questions: Sequence[Question],
+    generate: Callable[[Sequence[str]], list[str]],
+    out: str | Path,
+    *,
+    mode: PromptMode = "instruction",
+    cot: bool = False,
+    shuffle_seed: int | None = None,
+    batch_size: int = 8,
+    progress: bool = True,
+) -> int:
+    """Ask the model every question not yet answered in ``out`` (JSONL, appended line by line,
+    so an interrupted run keeps what it had and resumes). Returns how many were generated."""
+    from tqdm.auto import tqdm
+
+    path = Path(out)
+    done = read_completions(path) if path.exists() else {}
+    todo = [q for q in questions if q.key not in done]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with (
+        path.open("a", encoding="utf-8") as handle,
+        tqdm(total=len(todo), disable=not progress, desc="generating", unit="q") as bar,
+    ):
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            prompts = [
+                build_prompt(q, mode=mode, cot=cot, shuffle_seed=shuffle_seed)[0] for q in batch
+            ]
+            for q, completion in zip(batch, generate(prompts), strict=True):
+                handle.write(
+                    json.dumps({"key": q.key, "completion": completion}, ensure_ascii=False) + "\n"
+                )
+            handle.flush()
+            bar.update(len(batch))
+    return len(todo)
+
+
+def score_completions(
+    questions: QuestionSet,
+    completions: dict[str, str],
+    *,
+    report: str | Path | None = None,
+    only_answered: bool = False,
+    **options: Any,
+) -> dict[str, Any]:
+    """Score ``completions`` (by question key) and write the report (JSON) if asked.
+
+    Args:
+        questions: the loaded questions.
+        completions: ``{key: completion}``.
+        report: where to write the JSON report (scores, details, input problems).
+        only_answered: score only the questions that have a completion (default: a missing
+            completion is an error, so a partial run is never reported as complete).
+        options: ``score_chembench`` keyword arguments.
+    """
+    keys = {q.key for q in questions.questions}
+    unknown = sorted(set(completions) - keys)
+    if unknown:
+        raise ValueError(
+            f"completions: {len(unknown)} key(s) match no question (e.g. {unknown[0]!r}); are "
+            "they from another question set?"
+        )
+    chosen = [q for q in questions.questions if q.key in completions]
+    missing = len(questions.questions) - len(chosen)
+    if missing and not only_answered:
+        raise ValueError(
+            f"completions: {missing} of {len(questions.questions)} questions have no completion; "
+            "finish the run (chemteb chembench generate resumes) or pass --only-answered."
+        )
+    out = score_chembench(
+        [completions[q.key] for q in chosen], chosen, return_details=True, **options
+    )
+    out["n_questions_without_completion"] = missing
+    out["skipped_questions"] = [{"source": s, "reason": r} for s, r in questions.skipped]
+    out["keyword_problems"] = [{"question": n, "problem": p} for n, p in questions.keyword_problems]
+    out["questions_source"] = questions.source
+    if report is not None:
+        write_json_atomic(Path(report), out)
+    return out

@@ -1,0 +1,152 @@
+"""Text generation for ChemBench: an OpenAI-compatible server, or a local transformers pipeline.
+
+``load_generator("openai:MODEL")`` posts to ``{base}/chat/completions`` (instruction prompts) or
+``{base}/completions`` (completion prompts); ``load_generator("transformers:ID")`` runs a
+``text-generation`` pipeline. Both return a callable: prompts in, completions out (greedy by
+default: temperature 0).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._retry import post_json
+
+__all__ = ["Generator", "load_generator"]
+
+Generator = Callable[[Sequence[str]], list[str]]
+
+
+def _openai(
+    model: str,
+    *,
+    mode: str,
+    base_url: str | None,
+    api_key: str | None,
+    max_tokens: int,
+    temperature: float,
+    max_retries: int,
+    timeout: float,
+) -> Generator:
+    import httpx
+
+    base = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip(
+        "/"
+    )
+    key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+    client = httpx.Client(
+        timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {}
+    )
+
+    def generate(prompts: Sequence[str]) -> list[str]:
+        out = []
+        for prompt in prompts:
+            if mode == "completion":
+                payload = post_json(
+                    client,
+                    f"{base}/completions",
+                    {
+                        "model": model,
+                        "prompt": prompt,
+                        "max_tokens": max_tokens,
+                        "temperature": temperature,
+                    },
+                    max_retries=max_retries,
+                    backoff=1.0,
+                    what=f"model {model}",
+                )
+                out.append(_field(payload, "text"))
+            else:
+                payload = post_json(
+                    client,
+                    f"{base}/chat/completions",
+                    {
+                        "model": model,
+                        "messages": [{"role": "user", "content": prompt}],
+                        "max_tokens": max_tokens,
+                        "temperature": temperature,
+                    },
+                    max_retries=max_retries,
+                    backoff=1.0,
+                    what=f"model {model}",
+                )
+                out.append(_field(payload, "message"))
+        return out
+
+    return generate
+
+
+def _field(payload: Any, kind: str) -> str:
+    from chemteb_eval.errors import ChemtebError
+
+    try:
+        choice = payload["choices"][0]
+        text = choice["message"]["content"] if kind == "message" else choice["text"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ChemtebError(
+            f"the generation response is malformed ({exc!r}); is this an OpenAI-compatible server?"
+        ) from None
+    return str(text or "")
+
+
+def _transformers(model: str, *, max_tokens: int, temperature: float) -> Generator:
+    from transformers import pipeline
+
+    pipe = pipeline("text-generation", model=model)
+
+    def generate(prompts: Sequence[str]) -> list[str]:
+        kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "return_full_text": False}
+        if temperature > 0:
+            kwargs.update(do_sample=True, temperature=temperature)
+        else:
+            kwargs.update(do_sample=False)
+        return [str(pipe(p, **kwargs)[0]["generated_text"]) for p in prompts]
+
+    return generate
+
+
+def load_generator(
+    spec: str,
+    *,
+    mode: str = "instruction",
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_tokens: int = 512,
+    temperature: float = 0.0,
+    max_retries: int = 6,
+    timeout: float = 120.0,
+) -> Generator:
+    """A generator from ``openai:MODEL`` or ``transformers:ID``.
+
+    Args:
+        spec: the model, with its backend prefix.
+        mode: ``instruction`` (chat endpoint) or ``completion`` (completions endpoint).
+        base_url: the OpenAI-compatible API root (default ``$OPENAI_BASE_URL``).
+        api_key: its key (default ``$OPENAI_API_KEY``).
+        max_tokens: the longest completion.
+        temperature: 0 for greedy decoding.
+        max_retries: retries of one request (OpenAI-compatible servers).
+        timeout: seconds per request.
+    """
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens: must be positive, got {max_tokens}.")
+    if spec.startswith("openai:"):
+        return _openai(
+            spec[len("openai:") :],
+            mode=mode,
+            base_url=base_url,
+            api_key=api_key,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+    if spec.startswith("transformers:"):
+        return _transformers(
+            spec[len("transformers:") :], max_tokens=max_tokens, temperature=temperature
+        )
+    raise ValueError(
+        f"model: {spec!r}; use openai:MODEL (any OpenAI-compatible server) or transformers:ID."
+    )

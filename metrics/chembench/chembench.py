@@ -1,0 +1,69 @@
+"""ChemBench: fraction correct of LLM answers to chemistry questions, with robust answer parsing
+and refusal detection (an evaluate module)."""
+
+import json
+
+import datasets
+import evaluate
+
+from chemteb_eval import metric_docs  # From: chemteb-eval
+from chemteb_eval.metric_docs import CHEMBENCH_CITATION  # From: chemteb-eval
+from chemteb_eval.scoring import score_chembench  # From: chemteb-eval
+
+_DESCRIPTION = """\
+Scores LLM completions against ChemBench questions: reads the answer (answer tags, option
+letters, numbers in any notation, number words), detects refusals, and reports fraction correct
+overall and by topic, keyword and question type. Multiple choice is correct iff the chosen set
+equals the options scored 1; numbers are correct within 1% of |target| (at least 1e-6), or the
+question's own relative tolerance. See the card for every parsing rule with an example.
+"""
+
+_KWARGS_DESCRIPTION = metric_docs.inputs_description(
+    score_chembench,
+    """\
+    predictions: the model's completions, one per question.
+    references: the questions, as question-file dicts (name, keywords, metrics, examples, ...)
+        or their JSON strings; the Hub's rows (target_scores as a JSON string) work too.
+    prompt_mode: "instruction" (answers in [ANSWER] tags) or "completion" (a leading answer
+        is read first); the same as `mode`.""",
+    "    main_score (= fraction_correct), fraction_correct_answered, n_questions, n_correct,\n"
+    "    n_refusals, n_parse_failures, n_refusal_retries, mcq_{hamming,precision,recall,f1,\n"
+    "    multiple_choice_grade}, numeric_mae, by_topic, by_keyword, by_type (and details).",
+)
+
+
+def _as_json(question):
+    return question if isinstance(question, str) else json.dumps(question, sort_keys=True)
+
+
+class Chembench(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=CHEMBENCH_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            # Both are strings: question dicts are serialised before they reach Arrow, whose
+            # schema inference would otherwise choke on the varying target/target_scores.
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            reference_urls=["https://github.com/lamalab-org/chembench"],
+        )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of completions and questions (dicts or JSON strings)."""
+        refs = None if references is None else [_as_json(r) for r in references]
+        return super().add_batch(predictions=predictions, references=refs, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one completion and its question (a dict or a JSON string)."""
+        ref = None if reference is None else _as_json(reference)
+        return super().add(prediction=prediction, reference=ref, **kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score completions against questions; see the card for the options."""
+        refs = None if references is None else [_as_json(r) for r in references]
+        return super().compute(predictions=predictions, references=refs, **kwargs)
+
+    def _compute(self, predictions, references, prompt_mode="instruction", **options):
+        return score_chembench(list(predictions), list(references), mode=prompt_mode, **options)
