@@ -25,13 +25,17 @@ def _to_numpy(value: Any) -> Any:
     return value
 
 
-def as_embeddings(name: str, value: Any, *, dim: int | None = None) -> FloatArray:
+def as_embeddings(
+    name: str, value: Any, *, dim: int | None = None, missing_ok: bool = False
+) -> FloatArray:
     """Return ``value`` as a finite 2-D float array (float32 and float64 are kept as they are).
 
     Args:
         name: the argument's name, used in error messages.
         value: a numpy array, torch tensor or nested list of shape (n, d).
         dim: the number of columns required, if known.
+        missing_ok: allow rows with NaN (an encoder's "no vector": out-of-vocabulary text);
+            the caller decides what they mean. Infinities are still errors.
 
     Returns:
         The array, float32 if it was float32 (or half precision), else float64.
@@ -59,6 +63,8 @@ def as_embeddings(name: str, value: Any, *, dim: int | None = None) -> FloatArra
             f"{name}: has dimension {arr.shape[1]}, expected {dim} like the other embeddings."
         )
     finite = np.isfinite(arr).all(axis=1)
+    if missing_ok:
+        finite |= np.isnan(arr).any(axis=1) & ~np.isinf(arr).any(axis=1)
     if not finite.all():
         bad = np.flatnonzero(~finite)
         raise ValueError(

@@ -1,0 +1,135 @@
+"""Semantic textual similarity: correlation of gold scores with embedding similarities, with an
+explicit policy for pairs that have no similarity (out-of-vocabulary text of word models).
+
+Word-vector models return no vector for a text none of whose words they know; its similarity is
+NaN. A correlation computed after silently dropping those pairs (pandas' default) scores such a
+model on the easy, covered pairs only and inflates it against sub-word models that answer every
+pair. ``oov_policy`` makes the choice explicit and the coverage always visible.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from scipy.stats import pearsonr, spearmanr
+
+from ._validation import as_embeddings, check_same_length
+
+__all__ = ["score_sts"]
+
+OovPolicy = Literal["error", "drop", "zero"]
+
+
+def _as_scores(name: str, value: Any, *, missing_ok: bool) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: must be numbers ({exc}).") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name}: must be a non-empty 1-D sequence, got shape {arr.shape}.")
+    bad = ~np.isfinite(arr) if not missing_ok else np.isinf(arr)
+    if bad.any():
+        what = "NaN or inf" if not missing_ok else "inf"
+        raise ValueError(
+            f"{name}: {int(bad.sum())} value(s) are {what}, first at {int(np.flatnonzero(bad)[0])}."
+        )
+    return arr
+
+
+def _pair_similarities(e1: np.ndarray, e2: np.ndarray) -> dict[str, np.ndarray]:
+    # NaN rows (no vector) and zero rows (no direction) give NaN: the pair has no similarity.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n1 = np.linalg.norm(e1, axis=1)
+        n2 = np.linalg.norm(e2, axis=1)
+        cosine = np.einsum("ij,ij->i", e1, e2) / (n1 * n2)
+        cosine[(n1 == 0) | (n2 == 0)] = np.nan
+        diff = e1 - e2
+        return {
+            "cosine": cosine,
+            "manhattan": -np.abs(diff).sum(axis=1),
+            "euclidean": -np.sqrt((diff**2).sum(axis=1)),
+        }
+
+
+def score_sts(
+    references: Any,
+    embeddings1: Any = None,
+    embeddings2: Any = None,
+    predictions: Any = None,
+    *,
+    oov_policy: OovPolicy = "error",
+) -> dict[str, Any]:
+    """Pearson and Spearman between gold scores and similarities.
+
+    Args:
+        references: gold similarity scores, one per pair.
+        embeddings1: (n, dim) embeddings of the first texts (NaN rows: no vector).
+        embeddings2: (n, dim) embeddings of the second texts.
+        predictions: predicted similarities instead of embeddings (NaN: none).
+        oov_policy: what a pair without a similarity means: ``error`` (raise, naming how many),
+            ``drop`` (correlate the covered pairs only; coverage reported), ``zero`` (its
+            similarity is 0).
+
+    Returns:
+        ``pearson``, ``spearman`` (of the cosine similarity, or of ``predictions``),
+        ``n_pairs``, ``n_missing``, ``coverage`` and ``main_score`` (= spearman, as MTEB
+        reports); with embeddings also MTEB's ``cosine_*``, ``manhattan_*`` and ``euclidean_*``
+        Pearson and Spearman.
+    """
+    if oov_policy not in ("error", "drop", "zero"):
+        raise ValueError(f"oov_policy: {oov_policy!r}; use 'error', 'drop' or 'zero'.")
+    gold = _as_scores("references", references, missing_ok=False)
+    if predictions is not None:
+        if embeddings1 is not None or embeddings2 is not None:
+            raise ValueError(
+                "predictions: give either predictions or embeddings1/embeddings2, not both."
+            )
+        sims = {"": _as_scores("predictions", predictions, missing_ok=True)}
+        check_same_length(references=gold, predictions=sims[""])
+    else:
+        e1 = as_embeddings("embeddings1", embeddings1, missing_ok=True)
+        e2 = as_embeddings("embeddings2", embeddings2, dim=e1.shape[1], missing_ok=True)
+        check_same_length(references=gold, embeddings1=e1, embeddings2=e2)
+        sims = _pair_similarities(e1.astype(np.float64), e2.astype(np.float64))
+    primary = sims.get("cosine", sims.get(""))
+    assert primary is not None
+    missing = ~np.isfinite(primary)
+    n_missing = int(missing.sum())
+    if n_missing and oov_policy == "error":
+        raise ValueError(
+            f"embeddings1/embeddings2: {n_missing} of {gold.size} pairs have no similarity (a text "
+            "without a vector, e.g. all its words out of vocabulary). Choose oov_policy='drop' "
+            "(correlate covered pairs; coverage is reported) or 'zero' (count them as 0)."
+        )
+    keep = ~missing if oov_policy == "drop" else np.ones_like(missing)
+    if keep.sum() < 2:
+        raise ValueError(
+            f"references: {int(keep.sum())} pair(s) left to correlate; need at least 2."
+        )
+    if np.ptp(gold[keep]) == 0:
+        raise ValueError("references: the gold scores are all equal; a correlation is undefined.")
+    out: dict[str, Any] = {}
+    for name, values in sims.items():
+        v = np.where(np.isfinite(values), values, 0.0)[keep]
+        if np.ptp(v) == 0:
+            raise ValueError(
+                f"{'predictions' if not name else 'embeddings1'}: every similarity is the same; "
+                "a correlation is undefined."
+            )
+        prefix = f"{name}_" if name else ""
+        out[f"{prefix}pearson"] = float(pearsonr(gold[keep], v).statistic)
+        out[f"{prefix}spearman"] = float(spearmanr(gold[keep], v).statistic)
+    if "cosine_pearson" in out:
+        out["pearson"] = out["cosine_pearson"]
+        out["spearman"] = out["cosine_spearman"]
+    out.update(
+        {
+            "n_pairs": int(gold.size),
+            "n_missing": n_missing,
+            "coverage": float(1 - n_missing / gold.size),
+            "oov_policy": oov_policy,
+            "main_score": out["spearman"],
+        }
+    )
+    return out
