@@ -303,7 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--benchmark", "-b", help="only this benchmark's tasks, with its main scores and splits"
     )
     lister.add_argument(
-        "--collection", choices=["release", "mteb", "pipchem"], help="only one collection"
+        "--collection",
+        choices=["release", "mteb", "pipchem", "scitext"],
+        help="only one collection",
     )
     lister.add_argument("--json", action="store_true", help="print JSON records")
     lister.set_defaults(func=_cmd_list)
@@ -320,7 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     runner.add_argument("--api-base", help="API root for openai: models (default $OPENAI_BASE_URL)")
     runner.add_argument(
-        "-b", "--benchmark", help="ChemTEB, ChemTEB(v1.1), ChemTEB(paper) or PipChem (default)"
+        "-b",
+        "--benchmark",
+        help="ChemTEB, ChemTEB(v1.1), ChemTEB(paper), SciText or PipChem (default)",
     )
     runner.add_argument(
         "-t", "--task", nargs="+", help="run these tasks instead of a whole benchmark"

@@ -24,9 +24,11 @@ from chemteb_eval.data.types import (
     BitextData,
     ClassificationData,
     ClusteringData,
+    NerData,
     PairClassificationData,
     RetrievalData,
     SplitData,
+    StsData,
     TaskData,
 )
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
@@ -35,6 +37,8 @@ from chemteb_eval.metric_docs import protocol_defaults
 from chemteb_eval.models.base import Encoder, Role
 from chemteb_eval.results.io import model_dir, write_json_atomic
 from chemteb_eval.scoring.classification import undersample_indices
+from chemteb_eval.scoring.ner_probe import score_ner_probe
+from chemteb_eval.scoring.sts import score_sts
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
 
 __all__ = ["RunReport", "run"]
@@ -66,6 +70,10 @@ def _groups(data: SplitData) -> Groups:
         return {"s1": (data.sentences1, None), "s2": (data.sentences2, None)}
     if isinstance(data, BitextData):
         return {"src": (data.sources, None), "tgt": (data.targets, None)}
+    if isinstance(data, StsData):
+        return {"s1": (data.sentences1, None), "s2": (data.sentences2, None)}
+    if isinstance(data, NerData):
+        return {}  # words in context: embedded by the probe, not through the text cache
     return {"queries": (data.query_texts, "query"), "corpus": (data.corpus_texts, "document")}
 
 
@@ -87,10 +95,22 @@ def _score(data: SplitData, emb: dict[str, np.ndarray]) -> dict[str, Any]:
         return scoring.score_pair_classification(emb["s1"], emb["s2"], data.labels)
     if isinstance(data, BitextData):
         return scoring.score_bitext_mining(emb["src"], emb["tgt"])
+    if isinstance(data, StsData):
+        # A run never aborts on texts a word model cannot embed: they count as similarity 0,
+        # and n_missing / coverage in the result say how many there were.
+        return score_sts(data.scores, emb["s1"], emb["s2"], oov_policy="zero")
     assert isinstance(data, RetrievalData)
     return scoring.score_retrieval(
         emb["queries"], emb["corpus"], data.query_ids, data.corpus_ids, data.qrels
     )
+
+
+def _score_ner(encoder: Encoder, data: NerData, batch_size: int, progress: bool) -> dict[str, Any]:
+    from chemteb_eval.models.word_embeddings import word_embeddings
+
+    train = word_embeddings(encoder, data.train_tokens, batch_size=batch_size, progress=progress)
+    test = word_embeddings(encoder, data.test_tokens, batch_size=batch_size, progress=progress)
+    return score_ner_probe(train, data.train_tags, test, data.test_tags)
 
 
 @dataclass
@@ -244,7 +264,10 @@ def run(
                             g: engine.embed(texts, prompt(task, role))
                             for g, (texts, role) in _groups(split_data).items()
                         }
-                        metrics = _score(split_data, emb)
+                        if isinstance(split_data, NerData):
+                            metrics = _score_ner(encoder, split_data, batch_size, progress)
+                        else:
+                            metrics = _score(split_data, emb)
                         metrics["main_score"] = metrics[task.main_score]
                         metrics["hf_subset"] = subset
                         metrics["languages"] = ["eng-Latn"] if subset == "default" else []

@@ -22,7 +22,7 @@ def example_inputs(module_name: str, seed: int = 0) -> tuple[dict[str, Any], dic
     """A small random input for a module: (arrays for the .npz, JSON options).
 
     Args:
-        module_name: one of classification, clustering, pair_classification, bitext_mining,
+        module_name: one of classification, clustering, pair_classification, bitext_mining, sts,
             retrieval.
         seed: random seed.
 
@@ -61,6 +61,13 @@ def example_inputs(module_name: str, seed: int = 0) -> tuple[dict[str, Any], dic
             "query_ids": np.array([f"q{i}" for i in range(8)]),
             "corpus_ids": np.array([f"d{i}" for i in range(100)]),
         }, {"qrels": qrels}
+    if module_name == "sts":
+        a = emb(40)
+        return {
+            "embeddings1": a,
+            "embeddings2": a + emb(40),
+            "references": rng.uniform(0, 5, 40),
+        }, {"oov_policy": "error"}
     raise ValueError(f"module_name: unknown metric {module_name!r}.")
 
 

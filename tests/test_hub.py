@@ -154,7 +154,7 @@ def test_publish_errors_say_what_to_do(hub: FakeHub, tmp_path: Path) -> None:
     assert down.returncode == 1 and "cannot reach http://127.0.0.1:9" in down.stderr
     for done in (no_token, read_only, elsewhere, down):
         assert "Traceback" not in done.stderr
-    bad = chemteb(hub, tmp_path, "publish-metrics", "--namespace", "chemteb", "--metric", "sts")
+    bad = chemteb(hub, tmp_path, "publish-metrics", "--namespace", "chemteb", "--metric", "bleu")
     assert bad.returncode == 2 and "unknown metric" in bad.stderr
 
 

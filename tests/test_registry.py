@@ -11,7 +11,6 @@ import pytest
 from chemteb_eval.cli import main
 from chemteb_eval.tasks import (
     BENCHMARKS,
-    TASK_TYPES,
     Task,
     benchmark_tasks,
     eval_splits,
@@ -20,6 +19,7 @@ from chemteb_eval.tasks import (
     list_tasks,
     main_score,
 )
+from chemteb_eval.tasks.records import CHEMTEB_TYPES
 
 REV = "0" * 40
 
@@ -35,7 +35,10 @@ def test_collections_and_benchmarks_have_the_published_sizes() -> None:
         "ChemRxivRetrieval"
     }
     pipchem = benchmark_tasks("PipChem")
-    assert {t.type for t in pipchem} == set(TASK_TYPES)
+    assert {t.type for t in pipchem} == set(CHEMTEB_TYPES)
+    scitext = benchmark_tasks("SciText")
+    assert {t.type for t in scitext} == {"STS", "NER"}
+    assert all(t.revision is None for t in list_tasks("scitext"))  # unpinned, never invented
     assert "ChemTEB" not in "PipChem"
 
 

@@ -205,7 +205,7 @@ def test_paper_results_in_the_browser(
         lambda: (m := _models(browser, "overall-table")) and all("bge" in x.lower() for x in m),
         what="only bge models",
     )
-    assert len(_models(browser, "overall-table")) == 7
+    _wait(lambda: len(_models(browser, "overall-table")) == 7, what="the 7 bge models")
     _wait(lambda: "q=bge" in browser.current_url, what="the filter in the URL")
 
     # Another tab: retrieval, with its metric in the headers; the URL records it too.
@@ -248,12 +248,13 @@ def test_written_results_in_the_browser(serve: Any, browser: Any, tmp_path: Path
 
     # The weights filter came from the URL: proprietary models are not listed.
     _click_tab(browser, "Overall")
-    shown = _wait(lambda: _models(browser, "overall-table"), what="overall rows")
+    _wait(lambda: _models(browser, "overall-table"), what="overall rows")
     path = _download(browser, "overall-csv")
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert {r["Open"] for r in rows} == {"open"}
-    assert len(rows) == len(shown)
+    # The table shows what the CSV holds (wait: the rows render a moment after the tab opens).
+    _wait(lambda: len(_models(browser, "overall-table")) == len(rows), what="every CSV row shown")
     # All weights again (a radio click): the incomplete model (model-000) is listed, marked,
     # unranked and after the ranked ones.
     label = _wait(

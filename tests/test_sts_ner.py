@@ -172,3 +172,26 @@ def test_ner_equals_seqeval(
         assert ours["macro_f1"] == pytest.approx(macro)
     else:
         assert ours["macro_f1"] == 0.0
+
+
+def test_evaluate_modules_equal_the_functions(rng: np.random.Generator) -> None:
+    evaluate = pytest.importorskip("evaluate")
+    from .conftest import REPO_ROOT
+
+    sts = evaluate.load(str(REPO_ROOT / "metrics" / "sts"))
+    e1, e2 = rng.standard_normal((20, 6)), rng.standard_normal((20, 6))
+    gold = rng.uniform(0, 5, 20).tolist()
+    assert sts.compute(references=gold, embeddings1=e1, embeddings2=e2) == score_sts(gold, e1, e2)
+    preds = [float(x) for x in rng.uniform(0, 1, 20)]
+    preds[3] = float("nan")
+    got = sts.compute(references=gold, predictions=preds, oov_policy="drop")
+    assert got == score_sts(gold, predictions=preds, oov_policy="drop") and got["n_missing"] == 1
+    ner = evaluate.load(str(REPO_ROOT / "metrics" / "ner"))
+    gold_tags = [["B-C", "I-C", "O"], ["O", "B-D"]]
+    pred_tags = [["B-C", "O", "O"], ["O", "B-D"]]
+    assert ner.compute(predictions=pred_tags, references=gold_tags, beta=2.0) == score_ner(
+        pred_tags, gold_tags, beta=2.0
+    )
+    for name in ("sts", "ner"):
+        for f in (f"{name}.py", "README.md", "app.py", "requirements.txt"):
+            assert (REPO_ROOT / "metrics" / name / f).is_file()

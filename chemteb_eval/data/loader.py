@@ -308,6 +308,19 @@ def load_task(
         ``{subset: {split: data}}``.
     """
     splits = tuple(splits or task.eval_splits)
+    if task.builder == "shared" and data_path is None:
+        from .shared_sets import read_bc5cdr, read_stsb
+
+        reader = read_stsb if task.type == "STS" else read_bc5cdr
+        return {"default": {split: reader(split) for split in splits}}
+    if task.type in ("STS", "NER"):
+        raise ValueError(f"task: {task.name} ({task.type}) loads only from its local copy.")
+    if task.builder is None and task.revision is None and data_path is None:
+        raise ChemtebError(
+            f"{task.name}: {task.hf_path} has no pinned revision in the registry (none is "
+            "invented), so it is not loaded from the Hub. Pin a commit in its task record, or "
+            "pass data_path= to a local copy."
+        )
     if data_path is not None:
         path = str(data_path)
         if not Path(path).is_dir():

@@ -83,8 +83,49 @@ class RetrievalData:
         _same_length(query_ids=self.query_ids, query_texts=self.query_texts)
 
 
+@dataclass(frozen=True)
+class StsData:
+    """Sentence pairs with gold similarity scores."""
+
+    sentences1: list[str]
+    sentences2: list[str]
+    scores: list[float]
+
+    def __post_init__(self) -> None:
+        _same_length(sentences1=self.sentences1, sentences2=self.sentences2, scores=self.scores)
+
+
+@dataclass(frozen=True)
+class NerData:
+    """Tokenised sentences with IOB2 tags: a training split (for the probe) and an evaluation split."""
+
+    train_tokens: list[list[str]]
+    train_tags: list[list[str]]
+    test_tokens: list[list[str]]
+    test_tags: list[list[str]]
+
+    def __post_init__(self) -> None:
+        _same_length(train_tokens=self.train_tokens, train_tags=self.train_tags)
+        _same_length(test_tokens=self.test_tokens, test_tags=self.test_tags)
+        for tokens, tags in zip(
+            [*self.train_tokens, *self.test_tokens],
+            [*self.train_tags, *self.test_tags],
+            strict=True,
+        ):
+            if len(tokens) != len(tags):
+                raise ValueError(
+                    f"length mismatch: a sentence has {len(tokens)} tokens and {len(tags)} tags"
+                )
+
+
 SplitData = (
-    ClassificationData | ClusteringData | PairClassificationData | BitextData | RetrievalData
+    ClassificationData
+    | ClusteringData
+    | PairClassificationData
+    | BitextData
+    | RetrievalData
+    | StsData
+    | NerData
 )
 #: ``{subset: {split: data}}``
 TaskData = dict[str, dict[str, SplitData]]

@@ -30,6 +30,17 @@ def require_token(action: str) -> str:
     return str(token)
 
 
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    # huggingface_hub 1.x talks through httpx, 2.x through httpx2: catch whichever is there.
+    errors: list[type[BaseException]] = []
+    for module in ("httpx2", "httpx"):
+        try:
+            errors.append(__import__(module).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(errors)
+
+
 @contextmanager
 def hub_errors(action: str, repo_id: str | None = None) -> Iterator[None]:
     """Translate huggingface_hub's exceptions raised inside the block.
@@ -38,7 +49,6 @@ def hub_errors(action: str, repo_id: str | None = None) -> Iterator[None]:
         action: what was being done, for the message (``"upload to chemteb/retrieval"``).
         repo_id: the repository concerned, if any.
     """
-    import httpx2
     from huggingface_hub.errors import (
         HfHubHTTPError,
         LocalTokenNotFoundError,
@@ -59,7 +69,7 @@ def hub_errors(action: str, repo_id: str | None = None) -> Iterator[None]:
         raise ChemtebError(
             f"{action}: HF_HUB_OFFLINE is set, so the Hub cannot be reached. Unset it and retry."
         ) from exc
-    except httpx2.TransportError as exc:
+    except _transport_errors() as exc:
         raise ChemtebError(
             f"{action}: cannot reach {endpoint()} ({type(exc).__name__}). Check the network, a "
             "proxy, or HF_ENDPOINT; nothing was changed on the Hub."

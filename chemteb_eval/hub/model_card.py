@@ -43,6 +43,7 @@ HF_TASK_TYPES = {
     "PairClassification": "text-classification",
     "Retrieval": "text-retrieval",
     "STS": "sentence-similarity",
+    "NER": "token-classification",
 }
 _SKIP = {"model_meta.json", "run_meta.json"}
 

@@ -34,6 +34,8 @@ METRIC_NAMES = (
     "bitext_mining",
     "retrieval",
     "chembench",
+    "sts",
+    "ner",
 )
 _IGNORE = ["__pycache__/*", "*.pyc", ".DS_Store"]
 

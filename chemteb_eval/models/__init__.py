@@ -20,7 +20,9 @@ def load_encoder(
         name: ``org/model`` or a folder (sentence-transformers); ``openai:MODEL`` for an
             OpenAI-compatible embeddings API (``api_base`` or ``$OPENAI_BASE_URL``);
             ``transformers:MODEL`` or ``transformers-cls:MODEL`` for a plain transformers model
-            with mean or CLS pooling; ``model2vec:MODEL`` for a model2vec static model.
+            with mean or CLS pooling; ``model2vec:MODEL`` for a model2vec static model;
+            ``word2vec:PATH`` (text/binary word2vec format or a gensim save) and
+            ``fasttext:PATH`` (a Facebook ``.bin`` or gensim ``.model``) for word vectors.
         device: the torch device of local models.
         precision: float32, or float16/bfloat16 on CUDA (sentence-transformers).
         api_base: the API root for ``openai:`` models.
@@ -36,6 +38,11 @@ def load_encoder(
         from .static import Model2VecEncoder
 
         return Model2VecEncoder(name.split(":", 1)[1])
+    if name.startswith(("word2vec:", "fasttext:")):
+        from .static import WordVectorEncoder
+
+        kind, path = name.split(":", 1)
+        return WordVectorEncoder.load(path, kind=kind)
     if name.startswith(("transformers:", "transformers-cls:")):
         from .transformers_pooling import TransformersEncoder
 

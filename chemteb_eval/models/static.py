@@ -1,7 +1,8 @@
-"""model2vec static embedding models (a token-vector table: fast on any CPU)."""
+"""Static embedding models: model2vec token tables, and word vectors (Word2Vec, FastText)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -48,3 +49,92 @@ class Model2VecEncoder:
             [prompt + t for t in texts], batch_size=max(batch_size, 1024), show_progress_bar=False
         )
         return np.asarray(out, dtype=np.float32)
+
+
+_WORD = re.compile(r"\w+(?:[-']\w+)*")
+
+
+class WordVectorEncoder:
+    """Word2Vec / GloVe-style word vectors, or FastText with sub-word fallback (via gensim).
+
+    A text's embedding is the mean of its words' vectors. A word is looked up as written, then
+    lower-cased. With plain word vectors an unknown word has no vector; a text none of whose
+    words are known gets a row of NaN (no vector) — the STS metric's ``oov_policy`` decides
+    what that means, instead of the encoder hiding it. FastText builds unknown words from
+    character n-grams. ``stats`` counts tokens, out-of-vocabulary tokens, sub-word fallbacks and
+    texts without a vector.
+
+    Args:
+        vectors: a gensim ``KeyedVectors`` (``FastTextKeyedVectors`` for sub-words).
+        name: the model's name for results.
+        source: where the vectors came from.
+    """
+
+    def __init__(self, vectors: Any, *, name: str, source: str) -> None:
+        self.vectors = vectors
+        self.subwords = (
+            hasattr(vectors, "get_vector") and type(vectors).__name__ == "FastTextKeyedVectors"
+        )
+        self.stats = {"tokens": 0, "oov_tokens": 0, "subword_tokens": 0, "texts_without_vector": 0}
+        self.meta = ModelMeta(
+            name=name,
+            revision=None,
+            n_parameters=int(np.asarray(vectors.vectors).size),
+            embedding_dim=int(vectors.vector_size),
+            max_tokens=None,
+            framework="fasttext (gensim)" if self.subwords else "word vectors (gensim)",
+            source=source,
+        )
+
+    @classmethod
+    def load(cls, path: str, *, kind: str = "word2vec") -> WordVectorEncoder:
+        """Read vectors: ``word2vec`` text (``.txt``/``.vec``) or binary (``.bin``) format, a
+        gensim ``KeyedVectors``/``FastText`` save (``.kv``/``.model``), or a Facebook FastText
+        ``.bin`` (``kind="fasttext"``)."""
+        try:
+            from gensim.models import FastText, KeyedVectors
+            from gensim.models.fasttext import load_facebook_vectors
+        except ImportError:
+            raise ChemtebError(
+                "word2vec:/fasttext: models need gensim: `pip install gensim`."
+            ) from None
+        file = Path(path)
+        if not file.is_file():
+            raise ValueError(f"model: {path} is not a file of word vectors.")
+        if kind == "fasttext":
+            vectors = (
+                FastText.load(path).wv if file.suffix == ".model" else load_facebook_vectors(path)
+            )
+        elif file.suffix in (".kv", ".model"):
+            vectors = KeyedVectors.load(path)
+        else:
+            vectors = KeyedVectors.load_word2vec_format(path, binary=file.suffix == ".bin")
+        return cls(vectors, name=file.stem, source=str(file.resolve()))
+
+    def prompt(self, task_type: str, role: Role | None) -> str:
+        return ""
+
+    def _word(self, word: str) -> NDArray[np.float32] | None:
+        keys = self.vectors.key_to_index
+        for candidate in (word, word.lower()):
+            if candidate in keys:
+                return np.asarray(self.vectors[candidate], dtype=np.float32)
+        self.stats["oov_tokens"] += 1
+        if self.subwords:
+            vector = np.asarray(self.vectors.get_vector(word), dtype=np.float32)
+            if np.any(vector):
+                self.stats["subword_tokens"] += 1
+                return vector
+        return None
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
+        out = np.full((len(texts), self.meta.embedding_dim), np.nan, dtype=np.float32)
+        for i, text in enumerate(texts):
+            words = _WORD.findall(prompt + text)
+            self.stats["tokens"] += len(words)
+            found = [v for v in map(self._word, words) if v is not None]
+            if found:
+                out[i] = np.mean(found, axis=0)
+            else:
+                self.stats["texts_without_vector"] += 1
+        return out

@@ -40,6 +40,8 @@ TYPE_LABELS: Mapping[str, str] = {
     "PairClassification": "Pair classification",
     "BitextMining": "Bitext mining",
     "Retrieval": "Retrieval",
+    "STS": "STS",
+    "NER": "NER",
 }
 # The paper's result files beside this file were timed on one V100 (the shared README says so).
 _PAPER_TIMING = "paper_timing_v100.csv"

@@ -30,6 +30,8 @@ DETAIL_KEYS: Mapping[str, tuple[str, ...]] = {
     "PairClassification": ("max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"),
     "BitextMining": ("f1", "accuracy", "precision", "recall"),
     "Retrieval": ("ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10", "ndcg_at_1"),
+    "STS": ("cosine_spearman", "cosine_pearson", "coverage"),
+    "NER": ("overall_f1", "overall_precision", "overall_recall", "overall_accuracy"),
 }
 
 

@@ -112,12 +112,16 @@ def score_sts(
     out: dict[str, Any] = {}
     for name, values in sims.items():
         v = np.where(np.isfinite(values), values, 0.0)[keep]
-        if np.ptp(v) == 0:
-            raise ValueError(
-                f"{'predictions' if not name else 'embeddings1'}: every similarity is the same; "
-                "a correlation is undefined."
-            )
         prefix = f"{name}_" if name else ""
+        if np.ptp(v) <= 1e-12 * max(1.0, float(np.abs(v).max())):
+            if name in ("", "cosine"):
+                raise ValueError(
+                    f"{'predictions' if not name else 'embeddings1'}: every similarity is the "
+                    "same; a correlation is undefined."
+                )
+            # A distance that is the same for every pair says nothing; the cosine still does.
+            out[f"{prefix}pearson"] = out[f"{prefix}spearman"] = None
+            continue
         out[f"{prefix}pearson"] = float(pearsonr(gold[keep], v).statistic)
         out[f"{prefix}spearman"] = float(spearmanr(gold[keep], v).statistic)
     if "cosine_pearson" in out:

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from typing import Literal
 
 TaskType = Literal[
-    "Classification", "Clustering", "PairClassification", "BitextMining", "Retrieval"
+    "Classification", "Clustering", "PairClassification", "BitextMining", "Retrieval", "STS", "NER"
 ]
 TASK_TYPES: tuple[TaskType, ...] = (
     "Classification",
@@ -17,7 +17,11 @@ TASK_TYPES: tuple[TaskType, ...] = (
     "PairClassification",
     "BitextMining",
     "Retrieval",
+    "STS",
+    "NER",
 )
+# ChemTEB's five (the leaderboard's tabs); STS and NER belong to the scientific-text suite.
+CHEMTEB_TYPES: tuple[TaskType, ...] = TASK_TYPES[:5]
 
 # The keys each type's scoring function reports; a task's main score must be one of them.
 MAIN_SCORES: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -29,6 +33,8 @@ MAIN_SCORES: Mapping[str, frozenset[str]] = MappingProxyType(
         ),
         "BitextMining": frozenset({"f1", "accuracy"}),
         "Retrieval": frozenset({"ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10"}),
+        "STS": frozenset({"cosine_spearman", "cosine_pearson", "spearman", "pearson"}),
+        "NER": frozenset({"overall_f1", "overall_precision", "overall_recall"}),
     }
 )
 CATEGORIES = frozenset({"s2s", "s2p", "p2p"})
@@ -123,8 +129,8 @@ class Task:
             raise ValueError(
                 f"category: {self.category!r}; use one of {sorted(CATEGORIES)} or None."
             )
-        if self.type == "Classification" and not self.train_split:
-            raise ValueError(f"train_split: classification task {self.name} needs one.")
+        if self.type in ("Classification", "NER") and not self.train_split:
+            raise ValueError(f"train_split: {self.type} task {self.name} needs one (the probe's).")
         if self.subsample is not None and self.subsample < 1:
             raise ValueError(f"subsample: must be positive, got {self.subsample}.")
         unknown = set(self.subset_columns) - set(self.subsets)

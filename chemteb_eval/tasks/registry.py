@@ -9,9 +9,15 @@ from types import MappingProxyType
 from .chemteb import CHEMTEB_V1_TASK_NAMES, MTEB_TASKS, PAPER_TASK_NAMES, RELEASE_TASKS
 from .pipchem import PIPCHEM_TASKS
 from .records import TASK_TYPES, Aggregation, Benchmark, Task
+from .scitext import SCITEXT_TASKS
 
 COLLECTIONS: Mapping[str, tuple[Task, ...]] = MappingProxyType(
-    {"release": RELEASE_TASKS, "mteb": MTEB_TASKS, "pipchem": PIPCHEM_TASKS}
+    {
+        "release": RELEASE_TASKS,
+        "mteb": MTEB_TASKS,
+        "pipchem": PIPCHEM_TASKS,
+        "scitext": SCITEXT_TASKS,
+    }
 )
 
 _PAPER_METRIC = {
@@ -65,6 +71,15 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
             description="A small offline chemistry benchmark built from pip-installable real "
             "data (PubChem identifiers, RDKit, Wikipedia leads). Not ChemTEB; not comparable "
             "with ChemTEB scores.",
+        ),
+        "SciText": Benchmark(
+            name="SciText",
+            collection="scitext",
+            tasks=("STSBenchmark", "BC5CDRChemicalNER"),
+            aggregation=Aggregation("mean"),
+            description="Scientific-text embedding checks that run offline on ../shared/data: "
+            "STS benchmark (Spearman) and BC5CDR chemical NER (probe F1). BIOSSES is registered "
+            "but unpinned.",
         ),
     }
 )

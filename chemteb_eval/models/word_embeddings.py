@@ -1,0 +1,124 @@
+"""Word-level embeddings of tokenised sentences, for probes such as NER.
+
+Contextual models (sentence-transformers, transformers) embed each sentence once, split into
+words, and pool each word's sub-tokens (``first`` or ``mean``); other encoders (static models,
+APIs) embed each distinct word on its own. A word with no vector (out of vocabulary) gets zeros.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["word_embeddings"]
+
+Pooling = Literal["first", "mean"]
+
+
+def _contextual(
+    model: Any,
+    tokenizer: Any,
+    sentences: Sequence[Sequence[str]],
+    *,
+    pooling: Pooling,
+    batch_size: int,
+    max_length: int,
+    progress: bool,
+) -> list[NDArray[np.float32]]:
+    import torch
+    from tqdm.auto import tqdm
+
+    device = next(model.parameters()).device
+    out: list[NDArray[np.float32]] = []
+    bar = tqdm(total=len(sentences), desc="word embeddings", unit="sent", disable=not progress)
+    with torch.inference_mode(), bar:
+        for start in range(0, len(sentences), batch_size):
+            batch = [list(s) for s in sentences[start : start + batch_size]]
+            enc = tokenizer(
+                batch,
+                is_split_into_words=True,
+                truncation=True,
+                max_length=max_length,
+                padding=True,
+                return_tensors="pt",
+            )
+            hidden = model(**{k: v.to(device) for k, v in enc.items()}).last_hidden_state
+            hidden = hidden.float().cpu().numpy()
+            for row, words in enumerate(batch):
+                vectors = np.zeros((len(words), hidden.shape[-1]), dtype=np.float32)
+                counts = np.zeros(len(words))
+                for position, word in enumerate(enc.word_ids(row)):
+                    if word is None:
+                        continue
+                    if pooling == "first" and counts[word]:
+                        continue
+                    vectors[word] += hidden[row, position]
+                    counts[word] += 1
+                # Words cut off by truncation keep zeros (no context reached them).
+                vectors /= np.maximum(counts, 1)[:, None]
+                out.append(vectors)
+            bar.update(len(batch))
+    return out
+
+
+def word_embeddings(
+    encoder: Any,
+    sentences: Sequence[Sequence[str]],
+    *,
+    pooling: Pooling = "first",
+    batch_size: int = 32,
+    progress: bool = False,
+) -> list[NDArray[np.float32]]:
+    """One (n_words, dim) array per sentence.
+
+    Args:
+        encoder: an encoder from ``chemteb_eval.models.load_encoder``.
+        sentences: tokenised sentences.
+        pooling: ``first`` sub-token per word (the usual NER probe) or ``mean`` of them.
+        batch_size: sentences per forward pass.
+        progress: show a progress bar (contextual models).
+    """
+    if pooling not in ("first", "mean"):
+        raise ValueError(f"pooling: {pooling!r}; use 'first' or 'mean'.")
+    st_model: Any = getattr(encoder, "model", None)
+    if hasattr(st_model, "tokenizer") and hasattr(st_model, "__getitem__"):  # sentence-transformers
+        first = st_model[0]
+        auto = getattr(first, "auto_model", None)
+        if auto is not None and getattr(st_model.tokenizer, "is_fast", False):
+            limit = int(getattr(first, "max_seq_length", 512) or 512)
+            return _contextual(
+                auto,
+                st_model.tokenizer,
+                sentences,
+                pooling=pooling,
+                batch_size=batch_size,
+                max_length=limit,
+                progress=progress,
+            )
+    tokenizer = getattr(encoder, "tokenizer", None)
+    if tokenizer is not None and getattr(tokenizer, "is_fast", False) and st_model is not None:
+        limit = int(getattr(encoder, "max_length", 512) or 512)
+        return _contextual(
+            st_model,
+            tokenizer,
+            sentences,
+            pooling=pooling,
+            batch_size=batch_size,
+            max_length=limit,
+            progress=progress,
+        )
+    vocab = sorted({w for s in sentences for w in s})
+    vectors = (
+        encoder.encode(vocab, prompt="", batch_size=max(batch_size, 256))
+        if vocab
+        else np.zeros((0, 1))
+    )
+    table: NDArray[np.float32] = np.nan_to_num(np.asarray(vectors, dtype=np.float32), nan=0.0)
+    index = {w: i for i, w in enumerate(vocab)}
+    return [
+        table[[index[w] for w in s]] if s else np.zeros((0, table.shape[1]), np.float32)
+        for s in sentences
+    ]

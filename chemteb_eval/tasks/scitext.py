@@ -1,0 +1,56 @@
+"""The scientific-text suite: STS and NER tasks for comparing static and contextual embeddings.
+
+Hub ids are the ones MTEB's task metadata names (mteb 2.x); revisions are ``None`` (unpinned:
+``../shared`` gives none, and none is invented), so those tasks do not load from the Hub until
+someone pins one. Two tasks run offline on the local copies in ``../shared/data``
+(``builder="shared"``): the STS benchmark and BC5CDR chemical NER.
+"""
+
+from __future__ import annotations
+
+from .records import Task
+
+SCITEXT_TASKS: tuple[Task, ...] = (
+    Task(
+        name="STSBenchmark",
+        type="STS",
+        hf_path="mteb/stsbenchmark-sts",
+        revision=None,  # unpinned: no source in ../shared gives one
+        eval_splits=("test",),
+        main_score="cosine_spearman",
+        collection="scitext",
+        builder="shared",
+        category="s2s",
+        source="STS benchmark (captions, news, forums); local copy ../shared/data/stsb",
+        license="CC-BY-SA-4.0",
+        n_samples=1379,
+        description="Sentence similarity (0-5) by Spearman correlation with cosine similarity.",
+    ),
+    Task(
+        name="BIOSSES",
+        type="STS",
+        hf_path="mteb/biosses-sts",
+        revision=None,  # unpinned: no source in ../shared gives one
+        eval_splits=("test",),
+        main_score="cosine_spearman",
+        collection="scitext",
+        category="s2s",
+        source="biomedical sentence pairs (BIOSSES)",
+        description="Biomedical sentence similarity; needs a pinned revision to load.",
+    ),
+    Task(
+        name="BC5CDRChemicalNER",
+        type="NER",
+        hf_path=None,
+        revision=None,
+        eval_splits=("test",),
+        main_score="overall_f1",
+        collection="scitext",
+        builder="shared",
+        train_split="train",
+        source="BC5CDR chemical mentions (PubMed abstracts); local copy ../shared/data/bc5cdr",
+        license="CC-BY-4.0",
+        description="Chemical NER by a logistic-regression probe on frozen word embeddings "
+        "(first sub-token per word); entity-level F1 (conlleval chunking).",
+    ),
+)
