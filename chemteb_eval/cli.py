@@ -129,6 +129,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
             "PairClassification": "PairCl",
             "BitextMining": "Bitext",
             "Retrieval": "Retr",
+            "STS": "STS",
+            "NER": "NER",
         }
         head = f"{'rank':>4} {'model':<42} {'RRF':>6} {'Borda':>6} " + " ".join(
             f"{short[t]:>13}" for t in types

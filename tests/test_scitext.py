@@ -140,7 +140,9 @@ def _tiny_shared(root: Path) -> Path:
     return root
 
 
-def test_scitext_through_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_scitext_through_the_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("CHEMTEB_SHARED_DATA", str(_tiny_shared(tmp_path / "shared")))
     report = run(
         HashingEncoder(dim=32),
@@ -156,6 +158,11 @@ def test_scitext_through_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert sts["n_pairs"] == 5 and sts["oov_policy"] == "zero"
     ner = json.loads((folder / "BC5CDRChemicalNER.json").read_text())["scores"]["test"][0]
     assert ner["main_score"] == ner["overall_f1"] and "Chemical" in ner
+    # The results rank like any other benchmark's.
+    from chemteb_eval.cli import main
+
+    assert main(["rank", str(tmp_path / "out"), "-b", "SciText"]) == 0
+    assert "STS" in capsys.readouterr().out
 
 
 def test_word_vectors_on_the_real_sts_benchmark(shared_dir: Path, tmp_path: Path) -> None:
