@@ -259,6 +259,14 @@ def _cmd_chembench_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refusal_classifier(model: str | None) -> Any:
+    if not model:
+        return None
+    from chemteb_eval.models.refusal import load_refusal_classifier
+
+    return load_refusal_classifier(model)
+
+
 def _cmd_chembench_score(args: argparse.Namespace) -> int:
     from chemteb_eval.chembench_runner import read_completions, score_completions
 
@@ -273,6 +281,7 @@ def _cmd_chembench_score(args: argparse.Namespace) -> int:
         shuffle_seed=args.shuffle_seed,
         relative_tolerance=args.relative_tolerance,
         detect_refusals=not args.no_refusal_detection,
+        refusal_classifier=_refusal_classifier(args.refusal_classifier),
     )
     print(
         f"fraction correct {out['fraction_correct']:.4f} ({out['n_correct']}/{out['n_questions']}); "
@@ -433,6 +442,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--report", help="report path (default: beside the completions)")
     score.add_argument("--relative-tolerance", type=float, default=0.01)
     score.add_argument("--no-refusal-detection", action="store_true")
+    score.add_argument(
+        "--refusal-classifier",
+        nargs="?",
+        const="ProtectAI/distilroberta-base-rejection-v1",
+        help="also ask a classifier model (default ProtectAI/distilroberta-base-rejection-v1)",
+    )
     score.add_argument(
         "--only-answered", action="store_true", help="score only questions with a completion"
     )

@@ -365,3 +365,49 @@ def test_the_metric_space_app_scores() -> None:
     good = app.score(json.dumps(MCQ), "[ANSWER]A[/ANSWER]", "instruction")
     assert good["fraction_correct"] == 1.0 and good["details"][0]["answer"] == ["A"]
     assert "error" in app.score("{not json", "A", "instruction")
+
+
+def test_refusal_classifier_from_a_local_model(tmp_path: Path) -> None:
+    """A tiny text-classification model with NORMAL/REJECTION labels, biased to say REJECTION:
+    the classifier path flags a refusal that keyword detection misses."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
+
+    from chemteb_eval.errors import ChemtebError
+    from chemteb_eval.models.refusal import load_refusal_classifier
+
+    words = ["[UNK]", "[PAD]", "[CLS]", "[SEP]", "no", "way", "the", "answer"]
+    tok = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        model_max_length=16,
+    )
+    config = BertConfig(
+        vocab_size=len(words),
+        hidden_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=8,
+        max_position_embeddings=32,
+        id2label={0: "NORMAL", 1: "REJECTION"},
+        label2id={"NORMAL": 0, "REJECTION": 1},
+    )
+    model = BertForSequenceClassification(config)
+    with torch.no_grad():  # always REJECTION: the classifier's bias decides
+        model.classifier.weight.zero_()
+        model.classifier.bias.copy_(torch.tensor([-5.0, 5.0]))
+    model.save_pretrained(tmp_path / "clf")
+    fast.save_pretrained(tmp_path / "clf")
+    classify = load_refusal_classifier(str(tmp_path / "clf"))
+    assert classify("no way") and classify(" ".join(["the answer"] * 40))  # long text: windows
+    q = Question.from_dict(NUM)
+    out = score_chembench(["no way"], [q], refusal_classifier=classify)
+    assert out["n_refusals"] == 1
+    with pytest.raises(ChemtebError, match="could not be loaded"):
+        load_refusal_classifier(str(tmp_path / "absent-model"))
