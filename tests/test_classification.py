@@ -81,3 +81,24 @@ def test_undersampling_equals_reference_walk(
     got = undersample_indices(np.array(labels), n_experiments, per_label, seed)
     want = undersample(labels, n_experiments, per_label, seed)
     assert [g.tolist() for g in got] == want
+
+
+def test_fbeta_for_document_classification(rng: np.random.Generator) -> None:
+    from sklearn.metrics import fbeta_score
+
+    x = rng.standard_normal((80, 6))
+    y = np.repeat([0, 1, 2, 3], 20)
+    x[np.arange(80), y] += 3.0  # separable enough to be interesting, not perfect
+    plain = score_classification(x[:60], y[:60], x[60:], y[60:], full_train=True)
+    assert "fbeta" not in plain  # MTEB's keys unchanged by default
+    out = score_classification(x[:60], y[:60], x[60:], y[60:], full_train=True, beta=2.0)
+    from sklearn.linear_model import LogisticRegression
+
+    pred = LogisticRegression(max_iter=100, random_state=42).fit(x[:60], y[:60]).predict(x[60:])
+    assert out["fbeta"] == pytest.approx(fbeta_score(y[60:], pred, beta=2.0, average="macro"))
+    assert out["fbeta_micro"] == pytest.approx(fbeta_score(y[60:], pred, beta=2.0, average="micro"))
+    assert out["fbeta_weighted"] == pytest.approx(
+        fbeta_score(y[60:], pred, beta=2.0, average="weighted")
+    )
+    with pytest.raises(ValueError, match="beta"):
+        score_classification(x[:60], y[:60], x[60:], y[60:], beta=0.0)

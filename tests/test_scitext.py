@@ -208,3 +208,21 @@ def test_minilm_on_the_sts_benchmark_matches_the_readme(shared_dir: Path) -> Non
     assert stated, "README.md lacks the STS benchmark Spearman of all-MiniLM-L6-v2"
     assert out["spearman"] == pytest.approx(float(stated.group(1)), abs=5e-4)
     assert out["coverage"] == 1.0
+
+
+def test_word_similarity_pairs_with_a_static_model(tmp_path: Path) -> None:
+    """Word-similarity sets (pairs of words with a gold score) go through the same STS metric."""
+    enc = load_encoder(f"word2vec:{_word2vec(tmp_path, binary=False)}")
+    pairs = [
+        ("benzene", "toluene", 8.0),
+        ("ethanol", "methanol", 7.5),
+        ("benzene", "acid", 2.0),
+        ("alcohol", "xylitolz", 5.0),
+    ]
+    e1 = enc.encode([a for a, _, _ in pairs], prompt="", batch_size=8)
+    e2 = enc.encode([b for _, b, _ in pairs], prompt="", batch_size=8)
+    gold = [g for _, _, g in pairs]
+    with pytest.raises(ValueError, match="1 of 4 pairs have no similarity"):
+        score_sts(gold, e1, e2)
+    out = score_sts(gold, e1, e2, oov_policy="drop")
+    assert out["n_pairs"] == 4 and out["n_missing"] == 1 and -1 <= out["spearman"] <= 1

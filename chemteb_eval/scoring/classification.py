@@ -13,6 +13,7 @@ from sklearn.metrics import (
     accuracy_score,
     average_precision_score,
     f1_score,
+    fbeta_score,
     precision_score,
     recall_score,
 )
@@ -73,7 +74,9 @@ def _binary_ap(y_test: NDArray[Any], y_pred: NDArray[Any]) -> tuple[float, float
     return float(ap), float(ap_weighted)
 
 
-def _experiment_scores(y_test: NDArray[Any], y_pred: NDArray[Any]) -> dict[str, float]:
+def _experiment_scores(
+    y_test: NDArray[Any], y_pred: NDArray[Any], beta: float | None = None
+) -> dict[str, float]:
     with warnings.catch_warnings():
         # Classes never predicted get precision 0, as in the reference; the warning is noise here.
         warnings.simplefilter("ignore", UndefinedMetricWarning)
@@ -86,6 +89,10 @@ def _experiment_scores(y_test: NDArray[Any], y_pred: NDArray[Any]) -> dict[str, 
             "recall": float(recall_score(y_test, y_pred, average="macro")),
             "recall_weighted": float(recall_score(y_test, y_pred, average="weighted")),
         }
+        if beta is not None:
+            for average in ("macro", "micro", "weighted"):
+                key = "fbeta" if average == "macro" else f"fbeta_{average}"
+                scores[key] = float(fbeta_score(y_test, y_pred, beta=beta, average=average))
     if len(np.unique(y_test)) == 2:
         scores["ap"], scores["ap_weighted"] = _binary_ap(y_test, y_pred)
     return scores
@@ -102,6 +109,7 @@ def score_classification(
     seed: int = 42,
     max_iter: int = 100,
     full_train: bool = False,
+    beta: float | None = None,
 ) -> dict[str, Any]:
     """Score embeddings with MTEB's logistic-regression probe.
 
@@ -119,6 +127,8 @@ def score_classification(
         seed: seed of the undersampling shuffles and of the classifier.
         max_iter: the classifier's iteration limit.
         full_train: train once on all training rows instead of undersampling.
+        beta: also report the F-beta (``fbeta`` macro, ``fbeta_micro``, ``fbeta_weighted``) for
+            document classification with another beta; ``None`` (default) adds nothing.
 
     Returns:
         accuracy, f1, precision, recall (macro), their ``_weighted`` variants, ``ap`` and
@@ -144,6 +154,8 @@ def score_classification(
     n_experiments = check_positive_int("n_experiments", n_experiments)
     samples_per_label = check_positive_int("samples_per_label", samples_per_label)
     max_iter = check_positive_int("max_iter", max_iter)
+    if beta is not None and not beta > 0:
+        raise ValueError(f"beta: must be positive, got {beta}.")
 
     if full_train:
         selections = [np.arange(len(y_train))]
@@ -157,7 +169,7 @@ def score_classification(
             # 100 lbfgs iterations is the protocol; not converging is expected and not an error.
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf.fit(x_train[rows], y_train[rows])
-        per_experiment.append(_experiment_scores(y_test, clf.predict(x_test)))
+        per_experiment.append(_experiment_scores(y_test, clf.predict(x_test), beta))
 
     result: dict[str, Any] = {
         key: float(np.mean([s[key] for s in per_experiment])) for key in per_experiment[0]
