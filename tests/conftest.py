@@ -24,6 +24,7 @@ def rng() -> np.random.Generator:
 def shared_dir() -> Path:
     if not (SHARED / "reference").is_dir():
         pytest.skip(
-            f"../shared/reference is absent ({SHARED}); these tests read the paper's result files"
+            f"../shared is absent ({SHARED}); this test reads its reference results or data "
+            "(paper results, ChemBench questions, STS benchmark, ChEBI-20)"
         )
     return SHARED
