@@ -116,6 +116,10 @@ NO_NUMBER = [
     ("1. Compute the moles.\n2. Divide by the volume.", "a numbered list is not an answer"),
     ("[ANSWER]<answer>[/ANSWER]", "an echoed placeholder"),
     ("[ANSWER]58,44[/ANSWER]", "a decimal comma is ambiguous with a list"),
+    ("[ANSWER]1e400[/ANSWER]", "out of range: not an answer (and no OverflowError)"),
+    ("[ANSWER]1.2 x 10^999[/ANSWER]", "out of range"),
+    ("[ANSWER]10^5000[/ANSWER]", "out of range"),
+    ("[ANSWER]1e" + "9" * 5000 + "[/ANSWER]", "an exponent beyond int conversion limits"),
 ]
 
 

@@ -8,6 +8,7 @@ the first or a merge of both.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -323,8 +324,10 @@ def _numbers(text: str) -> list[_Found]:
         mant = _MANTISSA.search(text, pos)
         if power and (mant is None or power.start() <= mant.start()):
             exp = power.group("p") or power.group("s").translate(_SUPERSCRIPTS)
-            value = float(10 ** int(exp)) * (-1 if power.group("sign") == "-" else 1)
-            found.append(_Found(value, power.start(), power.end()))
+            # float("1e<exp>") never raises: a huge exponent is inf (then dropped below).
+            value = float(f"1e{exp}") * (-1 if power.group("sign") == "-" else 1)
+            if math.isfinite(value):
+                found.append(_Found(value, power.start(), power.end()))
             pos = power.end()
             continue
         if mant is None:
@@ -343,14 +346,15 @@ def _numbers(text: str) -> list[_Found]:
             )
             if exp is None:
                 exp = exp_match.group("s").translate(_SUPERSCRIPTS)
-            number *= 10.0 ** int(exp)
+            number *= float(f"1e{exp}")
             end = exp_match.end()
         else:
             frac = _FRACTION_TAIL.match(text, end)
             if frac and float(frac.group("den")) != 0:
                 number /= float(frac.group("den"))
                 end = frac.end()
-        found.append(_Found(number, mant.start(), end))
+        if math.isfinite(number):  # out-of-range numbers ("1e400", 400 nines) are not answers
+            found.append(_Found(number, mant.start(), end))
         pos = end
 
 
