@@ -298,11 +298,11 @@ def push_results(
     if not found:
         raise ValueError(f"results: no result file under {results} has a task on the Hub.")
     report = PushReport(repo_id=repo_id)
+    files = eval_result_files(found)
     with hub_errors(f"read the card of {repo_id}", repo_id):
         old_card = _remote_text(repo_id, "README.md")
-        remote = {path: _remote_text(repo_id, path) for path in eval_result_files(found)}
+        remote = {path: _remote_text(repo_id, path) for path in files}
     new_card = card_with_results(old_card, model or repo_id, eval_results(found))
-    files = eval_result_files(found)
     operations = []
     if new_card is not None:
         report.card_diff = "".join(

@@ -40,39 +40,33 @@ def _openai(
         timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {}
     )
 
+    # Completion prompts go to /completions (the answer is choices[0].text), instruction
+    # prompts to /chat/completions (choices[0].message.content); the rest is shared.
+    endpoint, kind = (
+        ("completions", "text") if mode == "completion" else ("chat/completions", "message")
+    )
+
     def generate(prompts: Sequence[str]) -> list[str]:
         out = []
         for prompt in prompts:
-            if mode == "completion":
-                payload = post_json(
-                    client,
-                    f"{base}/completions",
-                    {
-                        "model": model,
-                        "prompt": prompt,
-                        "max_tokens": max_tokens,
-                        "temperature": temperature,
-                    },
-                    max_retries=max_retries,
-                    backoff=1.0,
-                    what=f"model {model}",
-                )
-                out.append(_field(payload, "text"))
+            body: dict[str, Any] = {
+                "model": model,
+                "max_tokens": max_tokens,
+                "temperature": temperature,
+            }
+            if kind == "text":
+                body["prompt"] = prompt
             else:
-                payload = post_json(
-                    client,
-                    f"{base}/chat/completions",
-                    {
-                        "model": model,
-                        "messages": [{"role": "user", "content": prompt}],
-                        "max_tokens": max_tokens,
-                        "temperature": temperature,
-                    },
-                    max_retries=max_retries,
-                    backoff=1.0,
-                    what=f"model {model}",
-                )
-                out.append(_field(payload, "message"))
+                body["messages"] = [{"role": "user", "content": prompt}]
+            payload = post_json(
+                client,
+                f"{base}/{endpoint}",
+                body,
+                max_retries=max_retries,
+                backoff=1.0,
+                what=f"model {model}",
+            )
+            out.append(_field(payload, kind))
         return out
 
     return generate
