@@ -7,7 +7,6 @@ models on its own beyond the Borda rank (a competition rank of the Borda points)
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,14 @@ from typing import Any
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, main_score
 from chemteb_eval.tasks.records import TASK_TYPES
 
-from .ranking import DETAIL_KEYS, ModelResults, ScannedModel, rank_models, read_results
+from .ranking import (
+    DETAIL_KEYS,
+    ModelResults,
+    ScannedModel,
+    rank_models,
+    read_model_table,
+    read_results,
+)
 
 __all__ = [
     "SIZE_BUCKETS",
@@ -129,27 +135,6 @@ def size_bucket(n_parameters: int | None) -> str:
     if n_parameters < 500_000_000:
         return SIZE_BUCKETS[1]
     return SIZE_BUCKETS[2]
-
-
-def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
-    """Rows of a model table (``paper_models.csv``'s columns), keyed by model id and folder.
-
-    Raises:
-        ValueError: when the file lacks a ``model_id`` column.
-    """
-    if path is None:
-        return {}
-    path = Path(path)
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if "model_id" not in (reader.fieldnames or []):
-            raise ValueError(f"model_table: {path} has no 'model_id' column.")
-        table: dict[str, dict[str, str]] = {}
-        for row in reader:
-            table[row["model_id"]] = row
-            if row.get("results_dir"):
-                table[row["results_dir"]] = row
-    return table
 
 
 def _hardware(result: ModelResults) -> str | None:

@@ -19,6 +19,7 @@ __all__ = [
     "ModelResults",
     "ScannedModel",
     "rank_models",
+    "read_model_table",
     "read_results",
     "scan_results",
 ]
@@ -62,11 +63,36 @@ class ModelResults:
     run_meta: dict[str, Any] = field(default_factory=dict)
 
 
+def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
+    """Rows of a model table (``paper_models.csv``'s columns), keyed by model id and folder.
+
+    Raises:
+        ValueError: when the file lacks a ``model_id`` column.
+    """
+    if path is None:
+        return {}
+    path = Path(path)
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if "model_id" not in (reader.fieldnames or []):
+            raise ValueError(f"model_table: {path} has no 'model_id' column.")
+        table: dict[str, dict[str, str]] = {}
+        for row in reader:
+            table[row["model_id"]] = row
+            if row.get("results_dir"):
+                table[row["results_dir"]] = row
+    return table
+
+
 def _model_table(path: Path | None) -> dict[str, str]:
+    """Result folder name -> model id, from a model table beside the results (if any)."""
     if path is None or not path.is_file():
         return {}
-    with path.open(encoding="utf-8") as handle:
-        return {row["results_dir"]: row["model_id"] for row in csv.DictReader(handle)}
+    return {
+        row["results_dir"]: row["model_id"]
+        for row in read_model_table(path).values()
+        if row.get("results_dir")
+    }
 
 
 def _split_mean(payload: Mapping[str, Any], key: str, splits: Iterable[str]) -> float | None:
