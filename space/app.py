@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -499,30 +500,21 @@ def build_demo(state: AppState) -> gr.Blocks:
                 trigger_mode="always_last",
                 show_progress="hidden",
             )
-        task.input(
-            lambda *v: view_task(state, *v),
-            inputs=[*filters, task],
-            outputs=task_outputs,
-            js=_url_js([*PARAMS[:5], "task"]),
-            api_name="task",
-            show_progress="hidden",
+        # The task, distribution and radar pickers: same wiring, each with its own view.
+        pickers = (
+            (task, view_task, task_outputs, "task", "task"),
+            (type_pick, view_distribution, dist_plot, "type", "distribution"),
+            (radar_models, view_radar, [radar_models, radar_plot], "models", "radar"),
         )
-        type_pick.input(
-            lambda *v: view_distribution(state, *v),
-            inputs=[*filters, type_pick],
-            outputs=dist_plot,
-            js=_url_js([*PARAMS[:5], "type"]),
-            api_name="distribution",
-            show_progress="hidden",
-        )
-        radar_models.input(
-            lambda *v: view_radar(state, *v),
-            inputs=[*filters, radar_models],
-            outputs=[radar_models, radar_plot],
-            js=_url_js([*PARAMS[:5], "models"]),
-            api_name="radar",
-            show_progress="hidden",
-        )
+        for control, view, outputs, param, api_name in pickers:
+            control.input(
+                partial(view, state),
+                inputs=[*filters, control],
+                outputs=outputs,
+                js=_url_js([*PARAMS[:5], param]),
+                api_name=api_name,
+                show_progress="hidden",
+            )
         for name, tab in tabs_of.items():
             tab.select(None, js=_tab_js(name))
 
