@@ -56,28 +56,48 @@ def read_completions(path: str | Path) -> dict[str, str]:
         ValueError: naming the line that is malformed or repeats a key.
     """
     found: dict[str, str] = {}
-    with Path(path).open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, start=1):
+    try:
+        handle = Path(path).open("rb")
+    except OSError as exc:
+        raise ValueError(f"completions: cannot read {path} ({exc.strerror or exc}).") from None
+    with handle:
+        for n, raw in enumerate(handle, start=1):
+            where = f"line {n} of {path}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"completions: {where} is not UTF-8 text (byte {exc.start}); write JSONL."
+                ) from None
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
+            except RecursionError:
+                raise ValueError(f"completions: {where} is JSON nested too deeply.") from None
             except ValueError as exc:
-                raise ValueError(f"completions: line {n} of {path} is not JSON ({exc}).") from exc
-            key = (
-                row.get("key") or row.get("uuid") or row.get("name")
-                if isinstance(row, dict)
-                else None
-            )
+                raise ValueError(f"completions: {where} is not JSON ({exc}).") from None
+            key = None
+            if isinstance(row, dict):
+                # The first of key/uuid/name that is a non-empty string (or an integer id).
+                key = next(
+                    (
+                        str(row[k])
+                        for k in ("key", "uuid", "name")
+                        if (isinstance(row.get(k), str) and row[k])
+                        or (isinstance(row.get(k), int) and not isinstance(row[k], bool))
+                    ),
+                    None,
+                )
             completion = row.get("completion") if isinstance(row, dict) else None
-            if not key or not isinstance(completion, str):
+            if key is None or not isinstance(completion, str):
                 raise ValueError(
-                    f"completions: line {n} of {path} needs 'key' (or 'uuid'/'name') and a "
+                    f"completions: {where} needs 'key' (or 'uuid'/'name') as a string and a "
                     "'completion' string."
                 )
             if key in found:
-                raise ValueError(f"completions: line {n} repeats key {key!r}.")
-            found[str(key)] = completion
+                raise ValueError(f"completions: {where} repeats key {key!r}.")
+            found[key] = completion
     return found
 
 

@@ -46,7 +46,8 @@ class DirectCompute:
     it back, encoding each label in Python (~2 µs a label). For ChemTEB's metrics that round
     trip was up to 40% of the whole call (4,096 pairs: 17 ms of math, 7 ms of plumbing) and
     buys nothing in a single process, because our scoring functions validate their inputs
-    themselves. With several processes (``num_process > 1``) or batches already added with
+    themselves — and it would change them: Arrow turns a ``bytes`` answer or an int tag into
+    text that the function rightly rejects, so the module would score what the function refuses. With several processes (``num_process > 1``) or batches already added with
     ``add_batch``, evaluate's own path runs unchanged.
     """
 
@@ -55,11 +56,13 @@ class DirectCompute:
         module: Any = self
         if module.num_process != 1 or module.writer is not None:
             return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
-        if predictions is not None:
-            raise ValueError(
-                "predictions: this metric scores embeddings, not predictions; see the card's Inputs."
-            )
         feature_names = module._feature_names()
+        if predictions is not None:
+            if "predictions" not in feature_names:
+                raise ValueError(
+                    "predictions: this metric scores embeddings, not predictions; see the card's Inputs."
+                )
+            kwargs["predictions"] = predictions
         if references is not None:
             if "references" not in feature_names:
                 raise ValueError("references: not an input of this metric; see the card's Inputs.")

@@ -33,6 +33,7 @@ from chemteb_eval.data.types import (
 )
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.distributed import distributed_state
+from chemteb_eval.errors import ChemtebError
 from chemteb_eval.metric_docs import protocol_defaults
 from chemteb_eval.models.base import Encoder, Role
 from chemteb_eval.results.io import model_dir, write_json_atomic
@@ -198,7 +199,20 @@ def run(
         encoder = model
     meta = encoder.meta
     out_dir = model_dir(Path(output_dir), meta.name, meta.revision)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ChemtebError(
+            f"--output-dir: cannot write results to {out_dir} ({exc.strerror or exc}); pass a "
+            "folder you can write to."
+        ) from None
     report = RunReport(results_dir=out_dir)
+    cache = None
+    if use_cache:  # opened first: a damaged or unwritable cache stops the run before any work
+        from chemteb_eval.data.loader import cache_root
+
+        root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
+        cache = EmbeddingCache(root, meta.name, meta.revision, meta.source)
     state = distributed_state()
     # Under torchrun/accelerate every rank loads the data and encodes its shard; only the main
     # process scores and writes.
@@ -227,12 +241,6 @@ def run(
             report.errors[task.name] = f"{type(exc).__name__}: {exc}"
             log(f"[failed] {task.name}: could not load data: {exc}")
 
-    cache = None
-    if use_cache:
-        from chemteb_eval.data.loader import cache_root
-
-        root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
-        cache = EmbeddingCache(root, meta.name, meta.revision, meta.source)
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     by_task = {task.name: task for task in todo}
 

@@ -3,20 +3,39 @@
 SQLite commits are atomic and its write-ahead log lets several processes read and write one
 file: a run killed mid-encoding keeps every committed batch, and two runs sharing a cache leave
 it consistent (a key written twice holds the same vector; the first write wins).
+
+A model without a pinned revision (a local folder, or a Hub id loaded at whatever ``main`` was)
+is keyed on what was loaded: a fingerprint of its files, or the commit its Hub cache holds, so
+a model trained further and saved to the same folder never reuses the old vectors.
+
+Damage never ends a run in a traceback: a file that is not a database (or a cache folder that
+cannot be written) is one ``ChemtebError`` line with the next step; a damaged vector (wrong
+length, NaN) is dropped with a warning and encoded again; a read-only cache that holds the
+vectors is read as it is.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["EmbeddingCache", "text_key"]
+from chemteb_eval.errors import ChemtebError
+
+__all__ = ["EmbeddingCache", "model_fingerprint", "text_key"]
+
+# Files up to this size are hashed whole (SHA-256 reads ~1 GB/s: all-MiniLM-L6-v2's 90 MB in
+# 0.1 s); larger ones by size, modification time and three 1 MiB samples, so a 14 GB model
+# costs milliseconds, and a re-saved one (new mtime) is still told apart.
+_HASH_WHOLE = 256 * 2**20
+_SAMPLE = 2**20
 
 
 def text_key(prompt: str, text: str) -> str:
@@ -24,78 +43,252 @@ def text_key(prompt: str, text: str) -> str:
     return hashlib.sha256(f"{prompt}\x00{text}".encode()).hexdigest()
 
 
+def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        if size <= _HASH_WHOLE:
+            for block in iter(lambda: handle.read(2**20), b""):
+                digest.update(block)
+        else:
+            digest.update(f"{size}:{mtime_ns}".encode())
+            for offset in (0, size // 2, size - _SAMPLE):
+                handle.seek(offset)
+                digest.update(handle.read(_SAMPLE))
+    return digest.hexdigest()
+
+
+def _local_fingerprint(root: Path) -> str:
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for path in files:
+        rel = path.name if path == root else path.relative_to(root).as_posix()
+        if rel.startswith((".git/", ".cache/")):
+            continue
+        info = path.stat()
+        digest.update(f"{rel}\x00{_file_digest(path, info.st_size, info.st_mtime_ns)}\n".encode())
+    return digest.hexdigest()
+
+
+def model_fingerprint(source: str) -> str | None:
+    """What identifies the weights behind ``source`` when no revision is pinned.
+
+    A local file or folder: a hash of its files (names and contents). A Hub id: the commit of
+    ``main`` in the local Hub cache (what was loaded). ``None`` when neither is known (an API).
+    """
+    path = Path(source)
+    if path.exists():
+        try:
+            return "files:" + _local_fingerprint(path)
+        except OSError as exc:
+            raise ChemtebError(
+                f"model {source}: cannot read its files to key the embedding cache "
+                f"({exc.strerror or exc}); fix the permissions or run with --no-cache."
+            ) from None
+    if source.count("/") == 1:
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(source, "config.json")
+        except Exception:  # not a valid repo id, or no cache: nothing is known
+            return None
+        if isinstance(found, str):
+            return "commit:" + Path(found).parent.name  # .../snapshots/<commit>/config.json
+    return None
+
+
+def _damaged(path: Path, exc: BaseException) -> ChemtebError:
+    return ChemtebError(
+        f"embedding cache {path} is damaged or not a cache ({exc}); delete it (`rm '{path}'`) "
+        "and rerun, or run with --no-cache, or set CHEMTEB_CACHE to another folder."
+    )
+
+
 class EmbeddingCache:
-    """Embeddings of one model (id + revision) on disk.
+    """Embeddings of one model (id + revision, else its fingerprint) on disk.
 
     Args:
         root: the cache folder (one ``.sqlite`` file per model).
         model: the model id.
-        revision: the model revision (``None`` when unknown: the weights' source path then
-            stands in, so two different local copies never share vectors).
+        revision: the model revision (``None`` when unknown: a fingerprint of the weights then
+            stands in, see ``model_fingerprint``).
         source: where the weights were loaded from.
+        fingerprint: what identifies the weights when ``revision`` is ``None``; default
+            ``model_fingerprint(source)``, else the source path itself.
+
+    Raises:
+        ChemtebError: the folder cannot be created or written and holds no cache to read, or
+            the file is not an SQLite database.
     """
 
-    def __init__(self, root: Path, model: str, revision: str | None, source: str) -> None:
-        ident = json.dumps([model, revision, None if revision else source])
+    def __init__(
+        self,
+        root: Path,
+        model: str,
+        revision: str | None,
+        source: str,
+        *,
+        fingerprint: str | None = None,
+    ) -> None:
+        if revision is None and fingerprint is None:
+            fingerprint = model_fingerprint(source)
+        ident = json.dumps([model, revision, None if revision else (fingerprint or source)])
         digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
         safe = "".join(c if c.isalnum() or c in "-." else "_" for c in model)[-60:]
-        root.mkdir(parents=True, exist_ok=True)
-        self.path = root / f"{safe}-{digest}.sqlite"
-        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB) WITHOUT ROWID"
+        self.path = Path(root) / f"{safe}-{digest}.sqlite"
+        self.read_only = False
+        self._warned_read_only = False
+        try:
+            Path(root).mkdir(parents=True, exist_ok=True)
+            self._db = self._open_writable(ident)
+        except (OSError, sqlite3.OperationalError) as exc:
+            if not self.path.is_file() or not os.access(self.path, os.R_OK):
+                raise ChemtebError(
+                    f"embedding cache folder {root} cannot be written "
+                    f"({getattr(exc, 'strerror', None) or exc}); run with --no-cache, or set "
+                    "CHEMTEB_CACHE to a folder you can write to."
+                ) from None
+            self._db = self._open_read_only()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(self.path, exc) from None
+
+    def _open_writable(self, ident: str) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB) WITHOUT ROWID"
+            )
+            db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('model', ?)", (ident,))
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        # immutable=1: no lock and no -shm file, which a read-only folder cannot hold; nobody
+        # can be writing to a file in a folder that cannot be written.
+        uri = f"{self.path.resolve().as_uri()}?immutable=1"
+        try:
+            db = sqlite3.connect(uri, uri=True, isolation_level=None)
+            db.execute("SELECT COUNT(*) FROM emb").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(self.path, exc) from None
+        self.read_only = True
+        warnings.warn(
+            f"embedding cache {self.path} is read-only: its vectors are used, new ones are "
+            "kept for this run only.",
+            stacklevel=3,
         )
-        self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('model', ?)", (ident,))
+        return db
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            raise _damaged(self.path, exc) from None
 
     def close(self) -> None:
         self._db.close()
 
     def missing(self, keys: Sequence[str]) -> list[str]:
         """The keys not in the cache, in the given order."""
-        have: set[str] = set()
+        have: set[object] = set()
         for start in range(0, len(keys), 900):  # SQLite's bound-parameter limit
             chunk = keys[start : start + 900]
             marks = ",".join("?" * len(chunk))
             have.update(
-                r[0] for r in self._db.execute(f"SELECT key FROM emb WHERE key IN ({marks})", chunk)
+                r[0] for r in self._query(f"SELECT key FROM emb WHERE key IN ({marks})", chunk)
             )
         return [k for k in keys if k not in have]
 
-    def put(self, keys: Sequence[str], vectors: NDArray[np.float32]) -> None:
-        """Store a batch in one transaction (all of it or none of it survives a kill)."""
+    def put(
+        self, keys: Sequence[str], vectors: NDArray[np.float32], *, replace: bool = False
+    ) -> bool:
+        """Store a batch in one transaction (all of it or none of it survives a kill).
+
+        ``replace``: overwrite rows already there (a damaged row's new vector); by default the
+        first write wins. Returns False (nothing stored) when the cache is read-only.
+        """
+        if self.read_only:
+            return False
         rows = [
             (k, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
             for k, v in zip(keys, vectors, strict=True)
         ]
-        self._db.execute("BEGIN IMMEDIATE")
+        verb = "REPLACE" if replace else "IGNORE"
         try:
-            self._db.executemany("INSERT OR IGNORE INTO emb VALUES (?, ?, ?)", rows)
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(f"INSERT OR {verb} INTO emb VALUES (?, ?, ?)", rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc) and "read-only" not in str(exc):
+                raise
+            self.read_only = True  # e.g. the file itself is read-only: keep going in memory
+            return False
+        except sqlite3.DatabaseError as exc:
+            raise _damaged(self.path, exc) from None
+        return True
 
-    def get(self, keys: Sequence[str]) -> NDArray[np.float32]:
-        """The vectors of ``keys``, in order; every key must be present."""
+    def lookup(self, keys: Sequence[str], dim: int | None = None) -> dict[str, NDArray[np.float32]]:
+        """The stored vectors of those ``keys`` that are present and sound.
+
+        A row whose bytes are not ``dim`` float32 values (``dim`` from the row, or the given
+        one) or that holds NaN/inf is damaged: it is left out (so the caller encodes it again),
+        with a warning naming how many.
+        """
         found: dict[str, NDArray[np.float32]] = {}
+        damaged = 0
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 900):
             chunk = unique[start : start + 900]
             marks = ",".join("?" * len(chunk))
-            for key, _dim, blob in self._db.execute(
+            for key, row_dim, blob in self._query(
                 f"SELECT key, dim, vec FROM emb WHERE key IN ({marks})", chunk
             ):
-                found[key] = np.frombuffer(blob, dtype=np.float32)
-        absent = [k for k in unique if k not in found]
+                want = dim if dim is not None else row_dim
+                if (
+                    not isinstance(blob, bytes)
+                    or not isinstance(row_dim, int)
+                    or row_dim != want
+                    or len(blob) != 4 * row_dim
+                ):
+                    damaged += 1
+                    continue
+                vector = np.frombuffer(blob, dtype=np.float32)
+                nan = np.isnan(vector)
+                # A row all NaN is a static model's "no vector" (out of vocabulary), kept as is.
+                if np.isinf(vector).any() or (nan.any() and not nan.all()):
+                    damaged += 1
+                    continue
+                found[str(key)] = vector
+        if damaged:
+            warnings.warn(
+                f"embedding cache {self.path}: {damaged} stored vector(s) were damaged (wrong "
+                "length, inf or stray NaN); they are encoded again.",
+                stacklevel=2,
+            )
+        return found
+
+    def get(self, keys: Sequence[str]) -> NDArray[np.float32]:
+        """The vectors of ``keys``, in order; every key must be present and sound."""
+        found = self.lookup(keys)
+        absent = [k for k in dict.fromkeys(keys) if k not in found]
         if absent:
             raise KeyError(f"{len(absent)} embedding(s) are not in the cache {self.path}")
         return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
 
     def __len__(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM emb").fetchone()[0])
+        count = self._query("SELECT COUNT(*) FROM emb")[0][0]
+        assert isinstance(count, int)
+        return count
 
     def keys(self) -> Iterable[str]:
-        return (r[0] for r in self._db.execute("SELECT key FROM emb"))
+        return (str(r[0]) for r in self._query("SELECT key FROM emb"))

@@ -134,10 +134,11 @@ class EmbeddingEngine:
         dim = self.encoder.meta.embedding_dim
         return np.stack([out[k] for k in keys]) if keys else np.zeros((0, dim), np.float32)
 
-    def _store(self, keys: list[str], vectors: NDArray[np.float32]) -> None:
-        if self.cache is not None:
-            self.cache.put(keys, vectors)
-        else:
+    def _store(
+        self, keys: list[str], vectors: NDArray[np.float32], *, replace: bool = False
+    ) -> None:
+        # A read-only cache stores nothing: the vectors then live in memory for this run.
+        if self.cache is None or not self.cache.put(keys, vectors, replace=replace):
             self._memory.update(zip(keys, vectors, strict=True))
 
     @property
@@ -148,6 +149,17 @@ class EmbeddingEngine:
     def embed(self, texts: list[str], prompt: str) -> NDArray[np.float32]:
         """The embeddings of ``texts`` (after ``prefetch``), one row per text, in order."""
         keys = [text_key(prompt, t) for t in texts]
-        if self.cache is None or all(k in self._memory for k in keys):
-            return np.stack([self._memory[k] for k in keys])
-        return self.cache.get(keys)
+        have = {k: self._memory[k] for k in keys if k in self._memory}
+        rest = [k for k in dict.fromkeys(keys) if k not in have]
+        if rest and self.cache is not None:
+            have.update(self.cache.lookup(rest, self.encoder.meta.embedding_dim))
+        redo = [k for k in dict.fromkeys(keys) if k not in have]
+        if redo:  # damaged cache rows (dropped by lookup, with a warning) are encoded again
+            unique = {text_key(prompt, t): (prompt, t) for t in texts}
+            from tqdm.auto import tqdm
+
+            with tqdm(total=len(redo), disable=True) as bar:
+                vectors = self._encode(redo, unique, bar)
+            self._store(redo, vectors, replace=True)
+            have.update(zip(redo, vectors, strict=True))
+        return np.stack([have[k] for k in keys])

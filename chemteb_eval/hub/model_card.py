@@ -7,9 +7,11 @@ other tools and every other card field stay as they were.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HF_TASK_TYPES",
+    "CardMergeError",
     "PushReport",
     "TaskResult",
     "card_with_results",
@@ -214,36 +217,227 @@ def eval_result_files(results: Iterable[TaskResult]) -> dict[str, str]:
     return files
 
 
-def _key(r: EvalResult) -> tuple[Any, ...]:
-    # Same task, dataset, subset, split and metric: the new value (and revision) replaces the old.
-    return (r.task_type, r.dataset_type, r.dataset_config, r.dataset_split, r.metric_type)
+_FRONT_MATTER = re.compile(r"\A(\ufeff?)(---[ \t]*\r?\n)(.*?)(^---[ \t]*(?:\r?\n|\Z))", re.S | re.M)
 
 
-def card_with_results(old_card: str | None, model_name: str, new: list[EvalResult]) -> str | None:
+class CardMergeError(ValueError):
+    """The card's metadata cannot take our results without rewriting what is not ours."""
+
+
+def _metric_key(result: Mapping[str, Any]) -> tuple[Any, ...]:
+    # Same task type, dataset, subset and split: one result block; a metric within it by type.
+    task, data = result.get("task"), result.get("dataset")
+    task = task if isinstance(task, Mapping) else {}
+    data = data if isinstance(data, Mapping) else {}
+    return (task.get("type"), data.get("type"), data.get("config"), data.get("split"))
+
+
+def _merge_results(old: list[Any], new: list[dict[str, Any]]) -> list[Any]:
+    """``old`` results with ``new`` ones merged in: a metric of the same block and type gets the
+    new value (its other keys stay); new blocks and metrics are appended; nothing is removed."""
+    merged = copy.deepcopy(old)
+    blocks = {_metric_key(r): r for r in merged if isinstance(r, dict)}
+    for block in new:
+        target = blocks.get(_metric_key(block))
+        if target is None:
+            merged.append(copy.deepcopy(block))
+            blocks[_metric_key(block)] = merged[-1]
+            continue
+        if not isinstance(target.get("dataset"), dict) or not isinstance(
+            target.get("metrics"), list
+        ):
+            raise CardMergeError("a model-index result block has no dataset or metrics list")
+        if block["dataset"].get("revision") is not None:
+            target["dataset"]["revision"] = block["dataset"]["revision"]
+        metrics = {m.get("type"): m for m in target["metrics"] if isinstance(m, dict)}
+        for metric in block["metrics"]:
+            if metric["type"] in metrics:
+                metrics[metric["type"]]["value"] = metric["value"]
+            else:
+                target["metrics"].append(dict(metric))
+    return merged
+
+
+def _split_card(text: str) -> tuple[str, str, str, str]:
+    """``(bom, opening, yaml, rest)`` of a card; a card without front matter gets an empty one."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        bom = "\ufeff" if text.startswith("\ufeff") else ""
+        return bom, "---\n", "", "---\n" + text[len(bom) :]
+    return match.group(1), match.group(2), match.group(3), text[match.start(4) :]
+
+
+def _check_lossless(yaml_text: str, start: int, end: int) -> None:
+    """Raise ``CardMergeError`` if re-writing ``yaml_text[start:end]`` from its data would lose
+    something: a comment, an anchor or alias, or a plain value whose text would change
+    (``0755`` is read as 493, ``no`` as false, by the YAML 1.1 the Hub's tools use)."""
+    import yaml
+
+    scalars: list[tuple[int, int]] = []
+    for token in yaml.scan(yaml_text, Loader=yaml.SafeLoader):
+        if token.end_mark.index <= start or token.start_mark.index >= end:
+            continue
+        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken, yaml.TagToken)):
+            raise CardMergeError("our model-index entry uses YAML anchors, aliases or tags")
+        if isinstance(token, yaml.ScalarToken):
+            scalars.append((token.start_mark.index, token.end_mark.index))
+            if token.plain and not _reads_alike(token.value):
+                raise CardMergeError(
+                    f"the value {token.value!r} in our model-index entry would be rewritten as "
+                    f"{_dump_scalar(yaml.safe_load(token.value))!r}"
+                )
+    # A comment: '#' at a line start or after white space, outside every scalar.
+    for i, char in enumerate(yaml_text[start:end], start):
+        if (
+            char == "#"
+            and (i == 0 or yaml_text[i - 1] in " \t\n")
+            and not any(a <= i < b for a, b in scalars)
+        ):
+            raise CardMergeError("our model-index entry holds YAML comments")
+
+
+# Plain scalars that YAML 1.1 (PyYAML, which we write with) and YAML 1.2 (the Hub's reader) read
+# as the same value, so re-writing them changes no meaning: decimal numbers, true/false, null.
+_PORTABLE_NUMBER = re.compile(r"[-+]?(0|[1-9][0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?|[-+]?\.[0-9]+")
+_PORTABLE_WORDS = {"true", "false", "True", "False", "TRUE", "FALSE", "null", "Null", "NULL", "~"}
+
+
+def _reads_alike(text: str) -> bool:
+    import yaml
+
+    value = yaml.safe_load(text)
+    if isinstance(value, str):
+        return True  # a string stays that string (perhaps quoted when written back)
+    if isinstance(value, bool) or value is None:
+        return text in _PORTABLE_WORDS
+    return isinstance(value, (int, float)) and _PORTABLE_NUMBER.fullmatch(text) is not None
+
+
+def _dump_scalar(value: Any) -> str:
+    import yaml
+
+    return str(yaml.safe_dump(value, default_flow_style=True)).removesuffix("\n...\n").strip()
+
+
+def _dump_block(data: Any, indent: int) -> str:
+    import yaml
+
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    pad = " " * indent
+    return "".join(pad + line if line.strip() else line for line in text.splitlines(True))
+
+
+def card_with_results(
+    old_card: str | None,
+    model_name: str,
+    new: list[EvalResult],
+    *,
+    aliases: Iterable[str] = (),
+) -> str | None:
     """The card text with ``new`` merged into its ``model-index``, or ``None`` when the card
     already holds exactly these values (nothing to commit).
 
-    Existing entries with another key and all other metadata and text are kept.
-    """
-    from huggingface_hub import ModelCard, ModelCardData
+    Only our ``model-index`` entry is written: the one named ``model_name`` (or one of
+    ``aliases``, e.g. the repo id), or a new entry. Every other byte of the card stays as it
+    was: other entries, other metadata (comments, quoting, ``0755``, ``no``), the text, a BOM.
+    Within our entry, metrics of other tools and unknown keys are kept; a metric we computed
+    again gets the new value.
 
-    card = ModelCard(old_card if old_card is not None else f"---\n---\n\n# {model_name}\n")
-    data = card.data
-    assert isinstance(data, ModelCardData)  # ModelCard always parses into ModelCardData
-    existing = list(data.eval_results or [])
-    merged = list(existing)
-    index = {_key(r): i for i, r in enumerate(merged)}
-    for result in new:
-        if _key(result) in index:
-            merged[index[_key(result)]] = result
-        else:
-            index[_key(result)] = len(merged)
-            merged.append(result)
-    if merged == existing and old_card is not None:
+    Raises:
+        CardMergeError: (a ``ValueError``) the front matter is not valid YAML, not a mapping,
+            its ``model-index`` is not a list, several entries are ours, or rewriting ours
+            would lose comments or change how values are written: merge by hand.
+    """
+    import yaml
+    from huggingface_hub.repocard_data import eval_results_to_model_index
+
+    ours = eval_results_to_model_index(model_name, new)[0]["results"] if new else []
+    if old_card is None:
+        entry = {"name": model_name, "results": ours}
+        return "---\nmodel-index:\n" + _dump_block([entry], 0) + f"---\n\n# {model_name}\n"
+    bom, opening, front, rest = _split_card(old_card)
+    try:
+        nodes = yaml.compose(front, Loader=yaml.SafeLoader) if front.strip() else None
+        data = yaml.safe_load(front) if front.strip() else {}
+    except (yaml.YAMLError, RecursionError) as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 2})" if where is not None else ""
+        raise CardMergeError(
+            f"the card's metadata is not valid YAML{line}: "
+            f"{getattr(exc, 'problem', None) or exc}; fix it on the Hub first."
+        ) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise CardMergeError("the card's metadata is not a YAML mapping; fix it on the Hub first.")
+    names = {model_name, *aliases}
+    index = data.get("model-index")
+    if index is None:
+        entry = {"name": model_name, "results": _merge_results([], ours)}
+        sep = "" if not front or front.endswith("\n") else "\n"
+        block = "model-index:\n" + _dump_block([entry], 0)
+        if "model-index" in data:  # `model-index:` with no value: replace that line
+            start, end = _top_level_value_span(nodes, "model-index")
+            line_start = front.rfind("\n", 0, start) + 1
+            front = front[:line_start] + block + front[end:].lstrip(" \t")
+            return bom + opening + front + rest
+        return bom + opening + front + sep + block + rest
+    if not isinstance(index, list):
+        raise CardMergeError("the card's model-index is not a list; fix it on the Hub first.")
+    mine = [i for i, e in enumerate(index) if isinstance(e, dict) and str(e.get("name")) in names]
+    if len(mine) > 1:
+        raise CardMergeError(
+            f"the card has {len(mine)} model-index entries named {model_name}; merge them by "
+            "hand first."
+        )
+    seq = _top_level_value_node(nodes, "model-index")
+    if not mine:
+        item = seq.value[-1]
+        dash = front.rfind("-", 0, item.start_mark.index)
+        column = dash - (front.rfind("\n", 0, dash) + 1)
+        addition = _dump_block([{"name": model_name, "results": _merge_results([], ours)}], column)
+        end = _line_end(front, item.end_mark.index)
+        sep = "" if end == 0 or front[end - 1] == "\n" else "\n"
+        return bom + opening + front[:end] + sep + addition + front[end:] + rest
+    entry = index[mine[0]]
+    results = entry.get("results", [])
+    if not isinstance(results, list):
+        raise CardMergeError(f"model-index entry {model_name}: results is not a list.")
+    merged = _merge_results(results, ours)
+    if merged == results:
         return None
-    data.eval_results = merged
-    data.model_name = data.model_name or model_name
-    return str(card)
+    node = seq.value[mine[0]]
+    start, end = node.start_mark.index, _line_end(front, node.end_mark.index)
+    try:
+        _check_lossless(front, start, end)
+    except CardMergeError as exc:
+        raise CardMergeError(f"{exc}; merge the new scores by hand (see --dry-run).") from None
+    column = node.start_mark.column
+    text = _dump_block({**entry, "results": merged}, column)
+    text = text[column:]  # the first line continues after "- "
+    return bom + opening + front[:start] + text + front[end:] + rest
+
+
+def _line_end(text: str, index: int) -> int:
+    """``index`` moved back over trailing blank space to just after the last line break."""
+    while index > 0 and text[index - 1] in " \t\n\r":
+        index -= 1
+    newline = text.find("\n", index)
+    return len(text) if newline < 0 else newline + 1
+
+
+def _top_level_value_node(nodes: Any, key: str) -> Any:
+    for k, v in nodes.value:
+        if k.value == key:
+            return v
+    raise KeyError(key)
+
+
+def _top_level_value_span(nodes: Any, key: str) -> tuple[int, int]:
+    for k, v in nodes.value:
+        if k.value == key:
+            return k.start_mark.index, v.end_mark.index
+    raise KeyError(key)
 
 
 @dataclass
@@ -302,7 +496,12 @@ def push_results(
     with hub_errors(f"read the card of {repo_id}", repo_id):
         old_card = _remote_text(repo_id, "README.md")
         remote = {path: _remote_text(repo_id, path) for path in files}
-    new_card = card_with_results(old_card, model or repo_id, eval_results(found))
+    try:
+        new_card = card_with_results(
+            old_card, model or repo_id, eval_results(found), aliases=[repo_id]
+        )
+    except CardMergeError as exc:
+        raise CardMergeError(f"{repo_id}/README.md: {exc}") from None
     operations = []
     if new_card is not None:
         report.card_diff = "".join(

@@ -112,8 +112,11 @@ def parse_parameters(text: str | int | float | None) -> int | None:
 def _int_or_none(value: Any) -> int | None:
     if value is None or isinstance(value, bool):
         return None
+    text = str(value).strip()
+    if len(text) > 15:  # no model has 10**15 parameters or dimensions; int() of 400 digits
+        return None  # would be fine, but rounding it to millions raises OverflowError
     try:
-        number = int(str(value).strip())
+        number = int(text)
     except ValueError:
         return None
     return number if number > 0 else None

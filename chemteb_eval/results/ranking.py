@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import math
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from chemteb_eval.scoring._validation import short_repr
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 from chemteb_eval.tasks.records import TASK_TYPES
 
@@ -95,19 +98,49 @@ def _model_table(path: Path | None) -> dict[str, str]:
     }
 
 
+# Every score ChemTEB ranks (accuracy, F1, V-measure, AP, nDCG, correlations) lies in [-1, 1].
+SCORE_RANGE = (-1.0, 1.0)
+# A result file is a few kilobytes; anything this large is not one (and would stall a Space).
+MAX_RESULT_BYTES = 32 * 2**20
+
+
+def real_number(value: Any) -> float | None:
+    """``value`` as a finite float if it is a real JSON number (not a bool, a string, a list or
+    a 400-digit integer beyond float's range), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _score(key: str, value: Any) -> float:
+    number = real_number(value)
+    if number is None:
+        raise ValueError(f"{key} is {short_repr(value)}, not a finite number")
+    low, high = SCORE_RANGE
+    if not low <= number <= high:
+        raise ValueError(f"{key} is {number:.4g}, outside [{low:g}, {high:g}]")
+    return number
+
+
 def _split_mean(payload: Mapping[str, Any], key: str, splits: Iterable[str]) -> float | None:
+    scores = payload.get("scores", {})
+    if not isinstance(scores, Mapping):
+        raise ValueError("scores is not an object")
     per_split = []
     for split in splits:
-        entries = payload.get("scores", {}).get(split)
+        entries = scores.get(split)
         if not entries:
             return None
-        values = [e[key] for e in entries if isinstance(e, dict) and key in e]
+        if not isinstance(entries, list):
+            raise ValueError(f"scores of split {split!r} are not a list")
+        values = [_score(key, e[key]) for e in entries if isinstance(e, dict) and key in e]
         if len(values) != len(entries):
             return None
-        mean = float(np.mean(values))  # mean over subsets
-        if not np.isfinite(mean):
-            raise ValueError(f"{key} is not a finite number")
-        per_split.append(mean)
+        per_split.append(float(np.mean(values)))  # mean over subsets
     return float(np.mean(per_split))  # mean over the benchmark's splits
 
 
@@ -116,10 +149,34 @@ def _task_score(task: Task, bench: Benchmark, payload: Mapping[str, Any]) -> flo
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:
-    payload = json.loads(path.read_text(encoding="utf-8"))
+    """One result file's object; ``ValueError`` or ``OSError`` (never a hang or a crash) for
+    anything else: a FIFO or device named ``.json``, a dangling link or a link loop, a huge or
+    binary file, JSON nested deeper than Python's recursion limit."""
+    info = path.stat()  # follows links: a dangling link or a loop raises OSError here
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError("not a regular file")
+    if info.st_size > MAX_RESULT_BYTES:
+        raise ValueError(f"{info.st_size} bytes: too large for a result file")
+    try:
+        payload = json.loads(path.read_bytes().decode("utf-8"))
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if not isinstance(payload, dict):
         raise ValueError("not a JSON object")
     return payload
+
+
+def _by_mtime(files: Iterable[Path], skipped: list[str]) -> list[Path]:
+    """``files`` oldest first; a file that cannot be stat-ed is skipped with the reason."""
+    dated = []
+    for path in files:
+        try:
+            dated.append((path.stat().st_mtime, str(path), path))
+        except OSError as exc:
+            skipped.append(f"{path}: {exc.strerror or exc}")
+    return [path for *_, path in sorted(dated)]
 
 
 def scan_results(
@@ -144,11 +201,14 @@ def scan_results(
             raise ValueError(f"results: {root} is not a folder.")
         table = _model_table(Path(model_table) if model_table else root.parent / "paper_models.csv")
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-            files = sorted(folder.glob("*/*.json"), key=lambda p: p.stat().st_mtime)
-            if not files:
+            unreadable: list[str] = []
+            files = _by_mtime(folder.glob("*/*.json"), unreadable)
+            if not files and not unreadable:
                 continue
             model = ScannedModel(
-                folder=folder, name=table.get(folder.name) or folder.name.replace("__", "/")
+                folder=folder,
+                name=table.get(folder.name) or folder.name.replace("__", "/"),
+                skipped=unreadable,
             )
             for path in files:
                 try:
@@ -166,7 +226,25 @@ def scan_results(
                 else:
                     model.payloads.append((path, payload))
             scanned.append(model)
+    _tell_apart(scanned)
     return scanned
+
+
+def _tell_apart(scanned: list[ScannedModel]) -> None:
+    """Folders that name the same model keep their own rows, named ``model [folder]``, with a
+    notice: merging them silently would mix two runs' scores."""
+    by_name: dict[str, list[ScannedModel]] = {}
+    for model in scanned:
+        by_name.setdefault(model.name, []).append(model)
+    for name, same in by_name.items():
+        if len(same) < 2:
+            continue
+        for model in same:
+            model.name = f"{name} [{model.folder}]"
+            others = ", ".join(str(m.folder) for m in same if m is not model)
+            model.skipped.append(
+                f"{model.folder}: names the same model ({name}) as {others}; shown as {model.name}"
+            )
 
 
 def read_results(
@@ -211,7 +289,10 @@ def read_results(
         )
         for path, payload in source.payloads:
             try:
-                found = by_name.get(payload.get("task_name") or path.stem)
+                task_name = payload.get("task_name") or path.stem
+                if not isinstance(task_name, str):
+                    raise ValueError(f"task_name is {short_repr(task_name)}, not a string")
+                found = by_name.get(task_name)
                 if found is None:
                     continue
                 task = found
@@ -235,10 +316,11 @@ def read_results(
                 if value is not None:
                     details[key] = value
             result.details[task.name] = details
-            seconds = payload.get("evaluation_time")
-            if isinstance(seconds, (int, float)) and seconds > 0:
-                result.seconds[task.name] = float(seconds)
-            if task.revision_status(payload.get("dataset_revision")) != "pinned":
+            seconds = real_number(payload.get("evaluation_time"))
+            if seconds is not None and seconds > 0:
+                result.seconds[task.name] = seconds
+            revision = payload.get("dataset_revision")
+            if task.revision_status(revision if isinstance(revision, str) else None) != "pinned":
                 result.revision_mismatches += 1
         models.append(result)
     return models

@@ -153,8 +153,84 @@ def same_precision(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray
     return a.astype(np.float64), b.astype(np.float64)
 
 
+def _unit_exponent(max_abs: Any) -> Any:
+    # 2**-e brings max_abs into [0.5, 1): multiplying by a power of two is exact (no rounding).
+    return np.frexp(max_abs)[1]
+
+
+def rescale_rows(arr: FloatArray, *, floor: float | None = None) -> FloatArray:
+    """Rows whose squared norm would underflow or overflow in their precision, each multiplied by
+    a power of two that brings its largest value into [0.5, 1); every other row is unchanged.
+
+    A float32 row of values near 1e-20 has squares near 1e-40, below float32's smallest normal
+    number (1.2e-38): its norm loses its digits or becomes 0; a row near 1e20 overflows (1e40 >
+    3.4e38). Cosine ignores the scale of each row, so rescaling changes nothing but the rounding,
+    and by a power of two not even that: rows in the safe range keep their bits, which is what
+    keeps our scores equal to MTEB's on ordinary embeddings.
+
+    ``floor``: also rescale rows whose largest value is below it (scikit-learn's ``normalize``
+    leaves rows with a norm under 10 x machine epsilon unnormalised: 1.2e-6 in float32).
+    """
+    if arr.size == 0:
+        return arr
+    info = np.finfo(arr.dtype)
+    max_abs = np.abs(arr).max(axis=1)
+    # Safe: the largest square is a normal number and d of them cannot overflow.
+    low = np.sqrt(info.tiny) if floor is None else max(floor, np.sqrt(info.tiny))
+    unsafe = (max_abs < low) | (max_abs > np.sqrt(info.max / arr.shape[1]) / 2)
+    unsafe &= max_abs > 0
+    if not unsafe.any():
+        return arr
+    out: FloatArray = arr.copy()
+    out[unsafe] = np.ldexp(arr[unsafe], -_unit_exponent(max_abs[unsafe])[:, None])
+    return out
+
+
+def global_rescale(*arrays: FloatArray) -> tuple[int, list[FloatArray]]:
+    """All ``arrays`` multiplied by one power of two ``2**-e`` when their values are so large or
+    small that squares or sums of squares leave the precision's normal range; ``(e, arrays)``,
+    with ``e = 0`` and the arrays unchanged (same bits) otherwise.
+
+    Dot products scale by ``2**2e`` and distances by ``2**e``: orders, and so ranks, thresholds'
+    positions, AP and correlations, are unchanged.
+    """
+    info = np.finfo(arrays[0].dtype)
+    dim = arrays[0].shape[1]
+    max_abs = max(float(np.abs(a).max()) for a in arrays)
+    if max_abs == 0 or np.sqrt(info.tiny) <= max_abs <= np.sqrt(info.max / dim) / 2:
+        return 0, list(arrays)
+    e = int(_unit_exponent(max_abs))
+    return e, [np.ldexp(a, -e) for a in arrays]
+
+
 def l2_normalize(arr: FloatArray) -> FloatArray:
-    """Rows scaled to unit norm, in the array's own precision."""
+    """Rows scaled to unit norm, in the array's own precision, for any finite non-zero row (rows
+    near the precision's limits are first brought into range by ``rescale_rows``)."""
+    arr = rescale_rows(arr)
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     normalized: FloatArray = arr / norms
     return normalized
+
+
+def check_beta(beta: Any) -> float:
+    """The F-beta's ``beta`` as a positive float (``inf``, and anything above float's range,
+    means recall: the limit of F-beta as beta grows)."""
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.integer, np.floating)):
+        raise ValueError(f"beta: must be a positive number, got {beta!r}.")
+    try:
+        value = float(beta)
+    except OverflowError:  # an int beyond float's range
+        value = float("inf")
+    if not value > 0:  # NaN too
+        raise ValueError(f"beta: must be positive, got {beta!r}.")
+    return value
+
+
+def short_repr(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages about hostile input (an
+    int of 5,000 digits has no repr at all: Python refuses to print it)."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"<{type(value).__name__} too long to print>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

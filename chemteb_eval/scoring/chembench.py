@@ -8,6 +8,7 @@ reads question files and the Hub copy; ``metrics/chembench`` and ``chemteb chemb
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import re
 from collections import defaultdict
@@ -164,7 +165,7 @@ class QuestionResult:
     method: str
     reason: str = ""
     retries: int = 0
-    metrics: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, float | None] = field(default_factory=dict)
 
 
 def score_question(
@@ -193,7 +194,7 @@ def score_question(
     if refused:
         result = QuestionResult(question.key, False, True, False, None, "none", "refused", retries)
         if question.is_mcq:
-            result.metrics = _mcq_metrics(question, (), shuffle_seed)
+            result.metrics = dict(_mcq_metrics(question, (), shuffle_seed))
         return result
     extraction = _extract(question, completion, mode, shuffle_seed, llm_extractor)
     result = QuestionResult(
@@ -208,8 +209,9 @@ def score_question(
     )
     if question.is_mcq:
         chosen = extraction.value if isinstance(extraction.value, tuple) else ()
-        result.metrics = _mcq_metrics(question, chosen, shuffle_seed)
-        result.correct = result.parsed and result.metrics["hamming"] == 0
+        mcq_metrics = _mcq_metrics(question, chosen, shuffle_seed)
+        result.metrics = dict(mcq_metrics)
+        result.correct = result.parsed and mcq_metrics["hamming"] == 0
     elif isinstance(extraction.value, float):
         assert question.target is not None
         error = abs(extraction.value - question.target)
@@ -219,7 +221,14 @@ def score_question(
             else relative_tolerance
         )
         tolerance = max(rel * abs(question.target), absolute_floor)
-        result.metrics = {"mae": error, "mse": error**2, "tolerance": tolerance}
+        # Answers near float's limit (1e200, 1.7e308) are scored, just wrong: their squared
+        # (or even plain) error leaves float's range, and a JSON report holds no inf.
+        square = error * error
+        result.metrics = {
+            "mae": error if math.isfinite(error) else None,
+            "mse": square if math.isfinite(square) else None,
+            "tolerance": tolerance,
+        }
         result.correct = error <= tolerance
     return result
 
@@ -276,6 +285,24 @@ def _mcq_metrics(question: Question, chosen: Sequence[str], seed: int | None) ->
     }
 
 
+def check_completions(completions: Any) -> list[str]:
+    """``completions`` as a list of str; ``ValueError`` naming the first item that is not text
+    (bytes, None, a number): the evaluate module runs this before Arrow, which would turn
+    them into text and score what the function rejects."""
+    if hasattr(completions, "tolist"):
+        completions = completions.tolist()
+    if completions is None or isinstance(completions, (str, bytes)):
+        raise ValueError("completions: must be a list of strings, one per question.")
+    try:
+        items = list(completions)
+    except TypeError:
+        raise ValueError("completions: must be a list of strings, one per question.") from None
+    for i, completion in enumerate(items):
+        if not isinstance(completion, str):
+            raise ValueError(f"completions: item {i} is {type(completion).__name__}, not text.")
+    return items
+
+
 def score_chembench(
     completions: Sequence[str],
     questions: Sequence[Question | Mapping[str, Any] | str],
@@ -325,6 +352,13 @@ def score_chembench(
         ``mcq_f1``, ``mcq_multiple_choice_grade``), the numeric ``numeric_mae`` over parsed
         answers, and ``by_topic``, ``by_keyword``, ``by_type`` breakdowns.
     """
+    completions = check_completions(completions)
+    if (
+        questions is None
+        or isinstance(questions, (str, bytes))
+        or not hasattr(questions, "__len__")
+    ):
+        raise ValueError("questions: must be a list of questions, one per completion.")
     if len(completions) != len(questions):
         raise ValueError(
             f"completions: {len(completions)} completions for {len(questions)} questions; "
@@ -336,9 +370,7 @@ def score_chembench(
         raise ValueError("relative_tolerance, absolute_floor: must be >= 0.")
     parsed_questions = [q if isinstance(q, Question) else Question.from_dict(q) for q in questions]
     results = []
-    for i, (question, completion) in enumerate(zip(parsed_questions, completions, strict=True)):
-        if not isinstance(completion, str):
-            raise ValueError(f"completions: item {i} is {type(completion).__name__}, not text.")
+    for question, completion in zip(parsed_questions, completions, strict=True):
         results.append(
             score_question(
                 question,
@@ -371,11 +403,15 @@ def score_chembench(
     }
     mcq = [r for q, r in zip(parsed_questions, results, strict=True) if q.is_mcq]
     for key in ("hamming", "precision", "recall", "f1", "multiple_choice_grade"):
-        out[f"mcq_{key}"] = sum(r.metrics[key] for r in mcq) / len(mcq) if mcq else None
+        out[f"mcq_{key}"] = sum(r.metrics[key] or 0.0 for r in mcq) / len(mcq) if mcq else None
     numeric = [
         r for q, r in zip(parsed_questions, results, strict=True) if not q.is_mcq and r.parsed
     ]
-    out["numeric_mae"] = sum(r.metrics["mae"] for r in numeric) / len(numeric) if numeric else None
+    errors = [r.metrics["mae"] for r in numeric if r.metrics["mae"] is not None]
+    mae = sum(errors) / len(errors) if errors else None
+    if mae is not None and not math.isfinite(mae):  # errors near 1e308: divide first, then add
+        mae = sum(e / len(errors) for e in errors)
+    out["numeric_mae"] = mae
     groups: dict[str, dict[str, list[QuestionResult]]] = {
         "by_topic": defaultdict(list),
         "by_keyword": defaultdict(list),

@@ -209,7 +209,9 @@ def extract_mcq(
 
 def _leading_letters(text: str, options: Sequence[str]) -> Extraction | None:
     cleaned = _clean(text)
-    if len(re.findall(r"^\s*\(?[A-Za-z][.)]\s", cleaned, re.MULTILINE)) >= 2:
+    # [ \t]*, not \s*: a line start that may eat newlines rescans every blank line after it
+    # (20,000 blank lines took 10-20 s).
+    if len(re.findall(r"^[ \t]*\(?[A-Za-z][.)]\s", cleaned, re.MULTILINE)) >= 2:
         return None  # a walk through the options ("A. wrong ... B. right"), not an answer
     m = _LEADING_LETTERS.match(cleaned)
     if m:

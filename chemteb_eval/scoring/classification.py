@@ -18,7 +18,13 @@ from sklearn.metrics import (
     recall_score,
 )
 
-from ._validation import as_embeddings, as_labels, check_positive_int, check_same_length
+from ._validation import (
+    as_embeddings,
+    as_labels,
+    check_beta,
+    check_positive_int,
+    check_same_length,
+)
 
 __all__ = ["score_classification", "undersample_indices"]
 
@@ -74,6 +80,9 @@ def _binary_ap(y_test: NDArray[Any], y_pred: NDArray[Any]) -> tuple[float, float
     return float(ap), float(ap_weighted)
 
 
+_FBETA_AS_RECALL = 1e150
+
+
 def _experiment_scores(
     y_test: NDArray[Any], y_pred: NDArray[Any], beta: float | None = None
 ) -> dict[str, float]:
@@ -92,7 +101,13 @@ def _experiment_scores(
         if beta is not None:
             for average in ("macro", "micro", "weighted"):
                 key = "fbeta" if average == "macro" else f"fbeta_{average}"
-                scores[key] = float(fbeta_score(y_test, y_pred, beta=beta, average=average))
+                if beta > _FBETA_AS_RECALL:
+                    # sklearn squares beta: OverflowError past 1.3e154, inf/inf = NaN at inf.
+                    # F-beta's limit there is recall, and at 1e150 it differs by < 1e-290.
+                    value = recall_score(y_test, y_pred, average=average)
+                else:
+                    value = fbeta_score(y_test, y_pred, beta=beta, average=average)
+                scores[key] = float(value)
     if len(np.unique(y_test)) == 2:
         scores["ap"], scores["ap_weighted"] = _binary_ap(y_test, y_pred)
     return scores
@@ -154,8 +169,8 @@ def score_classification(
     n_experiments = check_positive_int("n_experiments", n_experiments)
     samples_per_label = check_positive_int("samples_per_label", samples_per_label)
     max_iter = check_positive_int("max_iter", max_iter)
-    if beta is not None and not beta > 0:
-        raise ValueError(f"beta: must be positive, got {beta}.")
+    if beta is not None:
+        beta = check_beta(beta)
 
     if full_train:
         selections = [np.arange(len(y_train))]

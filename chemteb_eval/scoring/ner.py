@@ -17,9 +17,35 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["entities", "score_ner"]
+from ._validation import check_beta
+
+__all__ = ["check_sentences", "entities", "score_ner"]
 
 Entity = tuple[str, int, int]  # type, first token, last token (inclusive), sentence offsets
+
+
+def check_sentences(name: str, value: Any) -> list[list[str]]:
+    """``value`` as lists of str tags; a clear error naming the sentence and tag otherwise."""
+    if hasattr(value, "tolist"):  # numpy arrays (1-D of lists, or 2-D of tags)
+        value = value.tolist()
+    if value is None or isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{name}: must be a list of sentences, each a list of tags.")
+    out = []
+    for n, sentence in enumerate(value):
+        if hasattr(sentence, "tolist"):
+            sentence = sentence.tolist()
+        if isinstance(sentence, (str, bytes)) or not isinstance(sentence, Sequence):
+            raise ValueError(
+                f"{name}: sentence {n} is a {type(sentence).__name__}, not a list of tags."
+            )
+        for i, tag in enumerate(sentence):
+            if not isinstance(tag, str):
+                raise ValueError(
+                    f"{name}: tag {i} of sentence {n} is {tag!r} ({type(tag).__name__}); tags "
+                    "are strings such as 'O' or 'B-Chemical'."
+                )
+        out.append(list(sentence))
+    return out
 
 
 def _split(tag: str, allowed: str) -> tuple[str, str]:
@@ -87,8 +113,13 @@ def entities(tags: Sequence[str], *, mode: str | None = None) -> list[Entity]:
 
 
 def _fbeta(p: float, r: float, beta: float) -> float:
-    b2 = beta * beta
-    return (1 + b2) * p * r / (b2 * p + r) if (b2 * p + r) > 0 else 0.0
+    if p == 0 or r == 0:
+        return 0.0
+    b2 = beta * beta  # inf for beta > 1.3e154: the limit below is then recall, exactly
+    if b2 <= 1:
+        return (1 + b2) * p * r / (b2 * p + r)
+    # Divided through by beta**2, so that a huge beta gives recall (its limit), never inf/inf.
+    return (1 / b2 + 1) * p * r / (p + r / b2)
 
 
 def _prf(tp: int, n_pred: int, n_true: int, beta: float) -> tuple[float, float, float]:
@@ -118,8 +149,9 @@ def score_ner(
         ``overall_accuracy`` (tokens), ``macro_f1``, ``weighted_f1`` and ``main_score``
         (= overall_f1) — the keys of evaluate's ``seqeval`` module.
     """
-    if not beta > 0:
-        raise ValueError(f"beta: must be positive, got {beta}.")
+    beta = check_beta(beta)
+    predictions = check_sentences("predictions", predictions)
+    references = check_sentences("references", references)
     if len(predictions) != len(references):
         raise ValueError(
             f"length mismatch: predictions has {len(predictions)} sentences, references "
@@ -131,10 +163,6 @@ def score_ner(
     pred_ents: list[tuple[int, Entity]] = []
     correct_tokens = total_tokens = 0
     for n, (pred, gold) in enumerate(zip(predictions, references, strict=True)):
-        if isinstance(pred, str) or isinstance(gold, str):
-            raise ValueError(
-                f"predictions/references: sentence {n} is a string, not a list of tags."
-            )
         if len(pred) != len(gold):
             raise ValueError(
                 f"length mismatch: sentence {n} has {len(pred)} predicted and {len(gold)} gold tags."

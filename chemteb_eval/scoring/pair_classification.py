@@ -19,6 +19,8 @@ from ._validation import (
     as_labels,
     check_nonzero_rows,
     check_same_length,
+    global_rescale,
+    rescale_rows,
     same_precision,
 )
 
@@ -158,13 +160,38 @@ def score_pair_classification(
     check_nonzero_rows("embeddings1", e1)
     check_nonzero_rows("embeddings2", e2)
     e1, e2 = same_precision(e1, e2)
+    exponent, (s1, s2) = global_rescale(e1, e2)
+    if exponent and e1.dtype == np.float32:
+        # float64 holds every product of float32 values: the scores keep their true scale.
+        e1, e2 = e1.astype(np.float64), e2.astype(np.float64)
+        exponent, (s1, s2) = global_rescale(e1, e2)
 
     result: dict[str, float] = {}
     for name, higher in SIMILARITY_FUNCTIONS:
-        scores = pair_scores(name, e1, e2)
+        if name == "cosine":
+            # Each row's scale is its own: rows near the limits, or below the norm scikit-learn
+            # still normalises (10 x epsilon), are rescaled alone by a power of two (1/1024 and
+            # up keep their bits: a unit vector of 384 dimensions has a value >= 0.05).
+            scores = pair_scores(
+                name, rescale_rows(e1, floor=2.0**-10), rescale_rows(e2, floor=2.0**-10)
+            )
+        else:
+            scores = pair_scores(name, s1, s2)
         metrics = best_threshold_metrics(
             scores, y, higher, skip_tied_thresholds=skip_tied_thresholds
         )
+        if exponent and name != "cosine":
+            # Scores of the rescaled arrays: dot products are 2**(2e) too small, distances 2**e.
+            power = 2 * exponent if name == "dot" else exponent
+            for key in ("accuracy_threshold", "f1_threshold"):
+                with np.errstate(over="ignore"):
+                    metrics[key] = float(np.ldexp(metrics[key], power))
+                if not np.isfinite(metrics[key]):
+                    raise ValueError(
+                        f"embeddings1/embeddings2: values up to {np.abs(e1).max():.3g} and "
+                        f"{np.abs(e2).max():.3g} make {name} scores overflow float64; divide both "
+                        "by one constant (every score but the thresholds stays the same)."
+                    )
         for key, value in metrics.items():
             result[f"{name}_{key}"] = value
     for key in ("accuracy", "f1", "precision", "recall", "ap"):

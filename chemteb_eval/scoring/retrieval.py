@@ -17,11 +17,15 @@ from ._validation import (
     check_positive_int,
     l2_normalize,
     same_precision,
+    short_repr,
 )
 
 __all__ = ["DEFAULT_K_VALUES", "rank_corpus", "score_retrieval", "trec_metrics"]
 
 DEFAULT_K_VALUES: tuple[int, ...] = (1, 3, 5, 10, 20, 100, 1000)
+# Grades are gains in nDCG: up to 2**53 every sum of them stays exact in float64 (trec_eval
+# reads them as C longs; nobody grades beyond a handful of levels).
+MAX_GRADE = 2**53
 
 
 def _as_ids(name: str, ids: Any, n_rows: int, rows_name: str) -> list[str]:
@@ -42,16 +46,18 @@ def _as_ids(name: str, ids: Any, n_rows: int, rows_name: str) -> list[str]:
 
 
 def _as_grade(qid: str, did: str, grade: Any) -> int:
+    shown = short_repr(grade)
     try:
         value = float(grade)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(
-            f"qrels: grade of query {qid!r}, document {did!r} is {grade!r}; grades must be integers."
+            f"qrels: grade of query {qid!r}, document {did!r} is {shown}; grades must be integers "
+            f"from 0 to {MAX_GRADE}."
         ) from None
-    if not math.isfinite(value) or value != int(value) or value < 0:
+    if not math.isfinite(value) or value != int(value) or not 0 <= value <= MAX_GRADE:
         raise ValueError(
-            f"qrels: grade of query {qid!r}, document {did!r} is {grade!r}; grades must be "
-            "non-negative integers (0 = judged not relevant)."
+            f"qrels: grade of query {qid!r}, document {did!r} is {shown}; grades must be integers "
+            f"from 0 (judged not relevant) to {MAX_GRADE}."
         )
     return int(value)
 
@@ -78,7 +84,8 @@ def rank_corpus(
     id_rank[id_order] = np.arange(n_docs)
     q = l2_normalize(queries)
     c = l2_normalize(corpus)
-    out = np.empty((len(q), k), dtype=np.int64)
+    # Filled by one of the branches below for every query; -1 would show a row that was not.
+    out = np.full((len(q), k), -1, dtype=np.int64)
     rows = np.arange(min(chunk_size, len(q)))[:, None]
     for start in range(0, len(q), chunk_size):
         sims = q[start : start + chunk_size] @ c.T
@@ -99,6 +106,8 @@ def rank_corpus(
         else:
             order = np.lexsort((np.broadcast_to(-id_rank, sims.shape), -sims), axis=1)
             out[start : start + len(sims)] = order
+    if (out < 0).any():  # only NaN similarities could leave a row unfilled; inputs are checked
+        raise RuntimeError("rank_corpus: a query's similarities were not finite numbers.")
     return out
 
 
@@ -127,12 +136,14 @@ def trec_metrics(
     dcg = np.cumsum(ranked_grades / discounts, axis=1)
     ap_terms = np.cumsum(np.where(relevant, hits / ranks, 0.0), axis=1)
     n_rel = np.array([len(g) for g in judged_grades], dtype=np.float64)
-    max_k = max(k_values)
-    ideal = np.zeros((n_q, max_k))
+    # The ideal ranking holds no more than the most relevant documents of any query: past that
+    # width its DCG stops growing, so a k of 10**12 needs no 10**12 columns.
+    width = max(1, min(max(k_values), max((len(g) for g in judged_grades), default=1)))
+    ideal = np.zeros((n_q, width))
     for i, grades in enumerate(judged_grades):
-        top = np.sort(np.asarray(grades, dtype=np.float64))[::-1][:max_k]
+        top = np.sort(np.asarray(grades, dtype=np.float64))[::-1][:width]
         ideal[i, : len(top)] = top
-    idcg = np.cumsum(ideal / np.log2(np.arange(1, max_k + 1) + 1.0), axis=1)
+    idcg = np.cumsum(ideal / np.log2(np.arange(1, width + 1) + 1.0), axis=1)
     first_hit = np.where(relevant.any(axis=1), np.argmax(relevant, axis=1), depth)
 
     out: dict[str, NDArray[np.float64]] = {}
@@ -143,7 +154,7 @@ def trec_metrics(
         else:
             cut = min(k, depth) - 1
             dcg_k, ap_k, hits_k = dcg[:, cut], ap_terms[:, cut], hits[:, cut].astype(np.float64)
-        out[f"ndcg_at_{k}"] = dcg_k / idcg[:, k - 1]
+        out[f"ndcg_at_{k}"] = dcg_k / idcg[:, min(k, width) - 1]
         out[f"map_at_{k}"] = ap_k / n_rel
         out[f"recall_at_{k}"] = hits_k / n_rel
         out[f"precision_at_{k}"] = hits_k / k

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from ._validation import as_embeddings, check_same_length
+from ._validation import as_embeddings, check_same_length, global_rescale, rescale_rows
 
 __all__ = ["score_sts"]
 
@@ -24,7 +24,7 @@ OovPolicy = Literal["error", "drop", "zero"]
 def _as_scores(name: str, value: Any, *, missing_ok: bool) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"{name}: must be numbers ({exc}).") from None
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name}: must be a non-empty 1-D sequence, got shape {arr.shape}.")
@@ -37,14 +37,27 @@ def _as_scores(name: str, value: Any, *, missing_ok: bool) -> np.ndarray:
     return arr
 
 
+def _unit_scaled(values: np.ndarray) -> np.ndarray:
+    """``values`` times the power of two that brings the largest finite one into [0.5, 1):
+    Pearson and Spearman ignore a positive factor, and squares of values near 1e300 overflow."""
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max()) if finite.size else 0.0
+    return values if top == 0 else np.ldexp(values, -int(np.frexp(top)[1]))
+
+
 def _pair_similarities(e1: np.ndarray, e2: np.ndarray) -> dict[str, np.ndarray]:
     # NaN rows (no vector) and zero rows (no direction) give NaN: the pair has no similarity.
     with np.errstate(invalid="ignore", divide="ignore"):
-        n1 = np.linalg.norm(e1, axis=1)
-        n2 = np.linalg.norm(e2, axis=1)
-        cosine = np.einsum("ij,ij->i", e1, e2) / (n1 * n2)
-        cosine[(n1 == 0) | (n2 == 0)] = np.nan
-        diff = e1 - e2
+        # Cosine ignores each row's scale, the correlations of distances one common scale:
+        # rescaled, values near 1e-200 or 1e200 neither underflow nor overflow when squared.
+        r1 = rescale_rows(np.nan_to_num(e1, nan=0.0))
+        r2 = rescale_rows(np.nan_to_num(e2, nan=0.0))
+        n1 = np.linalg.norm(r1, axis=1)
+        n2 = np.linalg.norm(r2, axis=1)
+        cosine = np.einsum("ij,ij->i", r1, r2) / (n1 * n2)
+        cosine[(n1 == 0) | (n2 == 0) | np.isnan(e1).any(axis=1) | np.isnan(e2).any(axis=1)] = np.nan
+        _, (g1, g2) = global_rescale(np.nan_to_num(e1, nan=0.0), np.nan_to_num(e2, nan=0.0))
+        diff = np.where(np.isnan(e1) | np.isnan(e2), np.nan, g1 - g2)
         return {
             "cosine": cosine,
             "manhattan": -np.abs(diff).sum(axis=1),
@@ -109,9 +122,10 @@ def score_sts(
         )
     if np.ptp(gold[keep]) == 0:
         raise ValueError("references: the gold scores are all equal; a correlation is undefined.")
+    gold = _unit_scaled(gold)
     out: dict[str, Any] = {}
     for name, values in sims.items():
-        v = np.where(np.isfinite(values), values, 0.0)[keep]
+        v = _unit_scaled(np.where(np.isfinite(values), values, 0.0)[keep])
         prefix = f"{name}_" if name else ""
         if np.ptp(v) <= 1e-12 * max(1.0, float(np.abs(v).max())):
             if name in ("", "cosine"):

@@ -97,6 +97,8 @@ class Question:
         if isinstance(data, str):
             try:
                 data = json.loads(data)
+            except RecursionError:
+                raise ValueError("question: JSON nested too deeply.") from None
             except ValueError as exc:
                 raise ValueError(f"question: not JSON ({exc}).") from exc
         if not isinstance(data, Mapping):

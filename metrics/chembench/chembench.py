@@ -7,8 +7,11 @@ import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
 from chemteb_eval.metric_docs import CHEMBENCH_CITATION  # From: chemteb-eval
 from chemteb_eval.scoring import score_chembench  # From: chemteb-eval
+from chemteb_eval.scoring.chembench import check_completions  # From: chemteb-eval
+from chemteb_eval.tasks.chembench import Question  # From: chemteb-eval
 
 _DESCRIPTION = """\
 Scores LLM completions against ChemBench questions: reads the answer (answer tags, option
@@ -36,7 +39,19 @@ def _as_json(question):
     return question if isinstance(question, str) else json.dumps(question, sort_keys=True)
 
 
-class Chembench(evaluate.Metric):
+def _checked(predictions, references):
+    """The function's own checks, before Arrow (which would turn bytes or numbers into text)."""
+    if predictions is not None:
+        check_completions(predictions)
+    if references is not None:
+        for question in references:
+            if not isinstance(question, Question):
+                Question.from_dict(question)
+        return [_as_json(r) for r in references]
+    return None
+
+
+class Chembench(DirectCompute, evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
@@ -52,17 +67,20 @@ class Chembench(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch of completions and questions (dicts or JSON strings)."""
-        refs = None if references is None else [_as_json(r) for r in references]
+        refs = _checked(predictions, references)
         return super().add_batch(predictions=predictions, references=refs, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one completion and its question (a dict or a JSON string)."""
+        _checked([prediction], [reference])
         ref = None if reference is None else _as_json(reference)
         return super().add(prediction=prediction, reference=ref, **kwargs)
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Score completions against questions; see the card for the options."""
-        refs = None if references is None else [_as_json(r) for r in references]
+        if self.num_process == 1 and self.writer is None:  # straight to the function
+            return super().compute(predictions=predictions, references=references, **kwargs)
+        refs = _checked(predictions, references)
         return super().compute(predictions=predictions, references=refs, **kwargs)
 
     def _compute(self, predictions, references, prompt_mode="instruction", **options):
