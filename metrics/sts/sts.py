@@ -4,7 +4,7 @@ out-of-vocabulary policy (an evaluate module)."""
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
-from chemteb_eval.evaluate_support import metric_info  # From: chemteb-eval
+from chemteb_eval.evaluate_support import DirectCompute, metric_info  # From: chemteb-eval
 from chemteb_eval.scoring.sts import score_sts  # From: chemteb-eval
 
 _DESCRIPTION = """\
@@ -26,13 +26,14 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
 )
 
 
-class Sts(evaluate.Metric):
+class Sts(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "references", ("float64",))
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Correlate; see the card for the inputs and the OOV policy."""
-        # Embeddings and NaN predictions stay out of Arrow: they go to the function as they are.
+        # Embeddings, NaN predictions and the gold scores (a 400-digit int would overflow
+        # Arrow's float64 before the function could name it) go to the function as they are.
         if predictions is not None:
             kwargs["similarities"] = predictions
         return super().compute(references=references, **kwargs)
