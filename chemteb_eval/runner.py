@@ -141,6 +141,20 @@ def _hardware() -> dict[str, Any]:
     return info
 
 
+def _writable(folder: Path, what: str, fix: str, *, read_only_ok: bool = False) -> None:
+    """Create ``folder`` (and parents) or raise one ``ChemtebError`` line: ``what folder cannot
+    be written (reason); fix.`` With ``read_only_ok``, a folder that exists passes (a read-only
+    embedding cache can still be read)."""
+    if read_only_ok and folder.is_dir():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ChemtebError(
+            f"{what} {folder} cannot be written ({exc.strerror or exc}); {fix}."
+        ) from None
+
+
 def run(
     model: str | Encoder = "sentence-transformers/all-MiniLM-L6-v2",
     *,
@@ -191,6 +205,19 @@ def run(
     if not tasks:
         raise ValueError("tasks: nothing to run.")
 
+    # Folders that cannot be written stop the run before minutes of model loading, not after.
+    _writable(Path(output_dir), "--output-dir:", "pass a folder you can write to")
+    if use_cache:
+        from chemteb_eval.data.loader import cache_root
+
+        cache_folder = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
+        _writable(
+            cache_folder,
+            "embedding cache folder",
+            "run with --no-cache, or set CHEMTEB_CACHE to a folder you can write to",
+            read_only_ok=True,
+        )
+
     if isinstance(model, str):
         from chemteb_eval.models import load_encoder
 
@@ -199,20 +226,11 @@ def run(
         encoder = model
     meta = encoder.meta
     out_dir = model_dir(Path(output_dir), meta.name, meta.revision)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ChemtebError(
-            f"--output-dir: cannot write results to {out_dir} ({exc.strerror or exc}); pass a "
-            "folder you can write to."
-        ) from None
+    _writable(out_dir, "--output-dir:", "pass a folder you can write to")
     report = RunReport(results_dir=out_dir)
     cache = None
-    if use_cache:  # opened first: a damaged or unwritable cache stops the run before any work
-        from chemteb_eval.data.loader import cache_root
-
-        root = Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
-        cache = EmbeddingCache(root, meta.name, meta.revision, meta.source)
+    if use_cache:  # opened first: a damaged cache stops the run before any work
+        cache = EmbeddingCache(cache_folder, meta.name, meta.revision, meta.source)
     state = distributed_state()
     # Under torchrun/accelerate every rank loads the data and encodes its shard; only the main
     # process scores and writes.
