@@ -195,7 +195,7 @@ def test_fuzz_retrieval(modules: dict[str, Any], data: st.DataObject) -> None:
     )
 
 
-@fuzz(60)
+@fuzz(150)
 @given(data=st.data())
 def test_fuzz_classification(modules: dict[str, Any], data: st.DataObject) -> None:
     n, m, d = (data.draw(st.integers(1, 6)) for _ in range(3))
@@ -217,7 +217,7 @@ def test_fuzz_classification(modules: dict[str, Any], data: st.DataObject) -> No
     )
 
 
-@fuzz(60)
+@fuzz(150)
 @given(data=st.data())
 def test_fuzz_clustering(modules: dict[str, Any], data: st.DataObject) -> None:
     n = data.draw(st.integers(1, 6))
