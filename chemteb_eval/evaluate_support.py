@@ -47,8 +47,9 @@ class DirectCompute:
     trip was up to 40% of the whole call (4,096 pairs: 17 ms of math, 7 ms of plumbing) and
     buys nothing in a single process, because our scoring functions validate their inputs
     themselves — and it would change them: Arrow turns a ``bytes`` answer or an int tag into
-    text that the function rightly rejects, so the module would score what the function refuses. With several processes (``num_process > 1``) or batches already added with
-    ``add_batch``, evaluate's own path runs unchanged.
+    text that the function rightly rejects, so the module would score what the function
+    refuses. With several processes (``num_process > 1``) or batches already added with
+    ``add_batch``, evaluate's own path runs unchanged (those modules check inputs in ``add``).
     """
 
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:

@@ -34,6 +34,7 @@ from chemteb_eval.runner import run
 from chemteb_eval.scoring.chembench import score_chembench
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
+from .chembench_cases import MCQ, QUESTION
 from .conftest import REPO_ROOT
 from .hashing_encoder import HashingEncoder
 
@@ -494,6 +495,7 @@ def test_item4_a_bom_card_keeps_its_front_matter() -> None:
         (TWO_ENTRIES.replace("value: 0.3000", "value: 0755"), "'0755'"),
         (TWO_ENTRIES.replace("keep-me", "keep-me  # a note"), "comments"),
         (TWO_ENTRIES.replace("value: 7", "value: no"), "'no'"),
+        ("---\nmodel-index: [{name: me/model, results: []}]\n---\n", "flow style"),
     ],
 )
 def test_item4_cards_we_cannot_merge_safely_are_refused(card: str, message: str) -> None:
@@ -502,23 +504,6 @@ def test_item4_cards_we_cannot_merge_safely_are_refused(card: str, message: str)
 
 
 # -- item 5: ChemBench completions and answers ------------------------------------------------
-
-QUESTION = {
-    "name": "q-num",
-    "uuid": "u-num",
-    "keywords": ["requires-calculation", "difficulty-basic"],
-    "metrics": ["mae"],
-    "preferred_score": "mae",
-    "examples": [{"input": "What is 2 + 3?", "target": 5}],
-}
-MCQ = {
-    "name": "q-mcq",
-    "uuid": "u-mcq",
-    "keywords": ["requires-knowledge", "difficulty-basic"],
-    "metrics": ["multiple_choice_grade"],
-    "preferred_score": "multiple_choice_grade",
-    "examples": [{"input": "Pick one", "target_scores": {"yes": 1, "no": 0}}],
-}
 
 
 def test_item5_huge_numeric_answers_are_scored_not_crashed() -> None:

@@ -42,6 +42,7 @@ from chemteb_eval.scoring.chembench import score_chembench
 from chemteb_eval.scoring.ner import score_ner
 from chemteb_eval.scoring.sts import score_sts
 
+from .chembench_cases import MCQ, QUESTION
 from .conftest import REPO_ROOT
 
 SLOW = os.environ.get("CHEMTEB_FUZZ") == "slow"
@@ -283,22 +284,6 @@ def test_fuzz_ner(modules: dict[str, Any], data: st.DataObject) -> None:
     )
 
 
-QUESTION = {
-    "name": "q-num",
-    "uuid": "u-num",
-    "keywords": ["requires-calculation", "difficulty-basic"],
-    "metrics": ["mae"],
-    "preferred_score": "mae",
-    "examples": [{"input": "What is 2 + 3?", "target": 5}],
-}
-MCQ = {
-    "name": "q-mcq",
-    "uuid": "u-mcq",
-    "keywords": ["requires-knowledge", "difficulty-basic"],
-    "metrics": ["multiple_choice_grade"],
-    "preferred_score": "multiple_choice_grade",
-    "examples": [{"input": "Pick one", "target_scores": {"yes": 1, "no": 0}}],
-}
 ANSWERS = st.one_of(
     st.text(max_size=40),
     st.sampled_from(["[ANSWER]1e200[/ANSWER]", "[ANSWER]1.7e308[/ANSWER]", "[ANSWER]A[/ANSWER]"]),

@@ -136,7 +136,6 @@ class EmbeddingCache:
         safe = "".join(c if c.isalnum() or c in "-." else "_" for c in model)[-60:]
         self.path = Path(root) / f"{safe}-{digest}.sqlite"
         self.read_only = False
-        self._warned_read_only = False
         try:
             Path(root).mkdir(parents=True, exist_ok=True)
             self._db = self._open_writable(ident)

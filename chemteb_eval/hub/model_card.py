@@ -391,6 +391,10 @@ def card_with_results(
             "hand first."
         )
     seq = _top_level_value_node(nodes, "model-index")
+    if seq.flow_style or any(getattr(item, "flow_style", False) for item in seq.value):
+        raise CardMergeError(
+            "the card's model-index is written in flow style ([...] / {...}); merge by hand."
+        )
     if not mine:
         item = seq.value[-1]
         dash = front.rfind("-", 0, item.start_mark.index)
