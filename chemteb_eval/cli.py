@@ -123,15 +123,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         print(json.dumps([{k: v for k, v in r.items() if k != "mean"} for r in rows], indent=1))
     else:
         types = [t for t in tasks.TASK_TYPES if any(t in r["means"] for r in rows)]
-        short = {
-            "Classification": "Class",
-            "Clustering": "Clust",
-            "PairClassification": "PairCl",
-            "BitextMining": "Bitext",
-            "Retrieval": "Retr",
-            "STS": "STS",
-            "NER": "NER",
-        }
+        short = {name: k.short for name, k in tasks.KINDS.items()}
         head = f"{'rank':>4} {'model':<42} {'RRF':>6} {'Borda':>6} " + " ".join(
             f"{short[t]:>13}" for t in types
         )

@@ -47,7 +47,7 @@ from chemteb_eval.results.leaderboard import (
 )
 from chemteb_eval.results.ranking import ScannedModel, scan_results
 from chemteb_eval.tasks import get_benchmark, main_score
-from chemteb_eval.tasks.records import CHEMTEB_TYPES as TASK_TYPES
+from chemteb_eval.tasks.kinds import CHEMTEB_TYPES as TASK_TYPES
 
 SHOWN_BENCHMARKS = ("ChemTEB", "ChemTEB(v1.1)", "ChemTEB(paper)")
 OPENNESS = ("all", "open", "proprietary")

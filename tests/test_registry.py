@@ -19,7 +19,7 @@ from chemteb_eval.tasks import (
     list_tasks,
     main_score,
 )
-from chemteb_eval.tasks.records import CHEMTEB_TYPES
+from chemteb_eval.tasks.kinds import CHEMTEB_TYPES
 
 REV = "0" * 40
 

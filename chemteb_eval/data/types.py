@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from chemteb_eval.tasks.kinds import TaskType
 
 
 def _same_length(**named: list[Any]) -> None:
@@ -16,6 +19,8 @@ def _same_length(**named: list[Any]) -> None:
 @dataclass(frozen=True)
 class ClassificationData:
     """Texts and labels of a training split and of one evaluation split."""
+
+    kind: ClassVar[TaskType] = "Classification"
 
     train_texts: list[str]
     train_labels: list[Any]
@@ -42,12 +47,16 @@ class ClusterSet:
 class ClusteringData:
     """The cluster sets of a split (ChemTEB's tasks have exactly one; MTEB averages over sets)."""
 
+    kind: ClassVar[TaskType] = "Clustering"
+
     sets: tuple[ClusterSet, ...]
 
 
 @dataclass(frozen=True)
 class PairClassificationData:
     """Text pairs with 0/1 labels."""
+
+    kind: ClassVar[TaskType] = "PairClassification"
 
     sentences1: list[str]
     sentences2: list[str]
@@ -61,6 +70,8 @@ class PairClassificationData:
 class BitextData:
     """Aligned sources and targets: row i of ``sources`` translates to row i of ``targets``."""
 
+    kind: ClassVar[TaskType] = "BitextMining"
+
     sources: list[str]
     targets: list[str]
 
@@ -71,6 +82,8 @@ class BitextData:
 @dataclass(frozen=True)
 class RetrievalData:
     """A corpus, queries with at least one relevant document, and graded relevance."""
+
+    kind: ClassVar[TaskType] = "Retrieval"
 
     corpus_ids: list[str]
     corpus_texts: list[str]
@@ -87,6 +100,8 @@ class RetrievalData:
 class StsData:
     """Sentence pairs with gold similarity scores."""
 
+    kind: ClassVar[TaskType] = "STS"
+
     sentences1: list[str]
     sentences2: list[str]
     scores: list[float]
@@ -98,6 +113,8 @@ class StsData:
 @dataclass(frozen=True)
 class NerData:
     """Tokenised sentences with IOB2 tags: a training split (for the probe) and an evaluation split."""
+
+    kind: ClassVar[TaskType] = "NER"
 
     train_tokens: list[list[str]]
     train_tags: list[list[str]]
@@ -129,3 +146,18 @@ SplitData = (
 )
 #: ``{subset: {split: data}}``
 TaskData = dict[str, dict[str, SplitData]]
+#: The split data class of each task type (``TaskKind.data_class`` names it).
+DATA_CLASSES: Mapping[str, type[SplitData]] = MappingProxyType(
+    {
+        cls.kind: cls
+        for cls in (
+            ClassificationData,
+            ClusteringData,
+            PairClassificationData,
+            BitextData,
+            RetrievalData,
+            StsData,
+            NerData,
+        )
+    }
+)

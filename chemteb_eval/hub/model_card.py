@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from chemteb_eval import __version__
 from chemteb_eval.results.ranking import DETAIL_KEYS
-from chemteb_eval.tasks import Task
+from chemteb_eval.tasks import KINDS, Task
 from chemteb_eval.tasks.registry import list_tasks
 
 from ._errors import hub_errors, require_token
@@ -39,15 +39,7 @@ __all__ = [
 ]
 
 # MTEB's map from its task types to the Hub's task categories (TaskMetadata._hf_task_type).
-HF_TASK_TYPES = {
-    "BitextMining": "translation",
-    "Classification": "text-classification",
-    "Clustering": "text-classification",
-    "PairClassification": "text-classification",
-    "Retrieval": "text-retrieval",
-    "STS": "sentence-similarity",
-    "NER": "token-classification",
-}
+HF_TASK_TYPES = {name: k.hf_task for name, k in KINDS.items()}
 _SKIP = {"model_meta.json", "run_meta.json"}
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, main_score
-from chemteb_eval.tasks.records import TASK_TYPES
+from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
 from .ranking import (
     DETAIL_KEYS,
@@ -40,15 +40,7 @@ __all__ = [
 ]
 
 SIZE_BUCKETS = ("< 100M", "100M-500M", "≥ 500M", "unknown")
-TYPE_LABELS: Mapping[str, str] = {
-    "Classification": "Classification",
-    "Clustering": "Clustering",
-    "PairClassification": "Pair classification",
-    "BitextMining": "Bitext mining",
-    "Retrieval": "Retrieval",
-    "STS": "STS",
-    "NER": "NER",
-}
+TYPE_LABELS: Mapping[str, str] = {name: k.label for name, k in KINDS.items()}
 # The paper's result files beside this file were timed on one V100 (the shared README says so).
 _PAPER_TIMING = "paper_timing_v100.csv"
 _PAPER_HARDWARE = "one NVIDIA V100 GPU (the paper's runs)"

@@ -15,7 +15,7 @@ import numpy as np
 
 from chemteb_eval.scoring._validation import short_repr
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
-from chemteb_eval.tasks.records import TASK_TYPES
+from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
 __all__ = [
     "DETAIL_KEYS",
@@ -28,15 +28,7 @@ __all__ = [
 ]
 
 # Scores the per-task views show beside the main score, per task type (MTEB's key names).
-DETAIL_KEYS: Mapping[str, tuple[str, ...]] = {
-    "Classification": ("accuracy", "f1", "f1_weighted", "ap"),
-    "Clustering": ("v_measure",),
-    "PairClassification": ("max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"),
-    "BitextMining": ("f1", "accuracy", "precision", "recall"),
-    "Retrieval": ("ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10", "ndcg_at_1"),
-    "STS": ("cosine_spearman", "cosine_pearson", "coverage"),
-    "NER": ("overall_f1", "overall_precision", "overall_recall", "overall_accuracy"),
-}
+DETAIL_KEYS: Mapping[str, tuple[str, ...]] = {name: k.detail_keys for name, k in KINDS.items()}
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Task and benchmark records (the registry). Imports nothing heavy."""
 
-from .records import TASK_TYPES, Aggregation, Benchmark, Task, TaskType
+from .kinds import CHEMTEB_TYPES, KINDS, TASK_TYPES, TaskKind, TaskType, kind
+from .records import Aggregation, Benchmark, Task
 from .registry import (
     BENCHMARKS,
     COLLECTIONS,
@@ -14,16 +15,20 @@ from .registry import (
 
 __all__ = [
     "BENCHMARKS",
+    "CHEMTEB_TYPES",
     "COLLECTIONS",
+    "KINDS",
     "TASK_TYPES",
     "Aggregation",
     "Benchmark",
     "Task",
+    "TaskKind",
     "TaskType",
     "benchmark_tasks",
     "eval_splits",
     "get_benchmark",
     "get_task",
+    "kind",
     "list_tasks",
     "main_score",
 ]

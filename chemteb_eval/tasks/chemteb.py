@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .records import Task, TaskType
+from .kinds import TaskType
+from .records import Task
 
 _SOURCES = (
     ("Wikipedia", "Wikipedia"),

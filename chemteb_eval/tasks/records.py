@@ -8,34 +8,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-TaskType = Literal[
-    "Classification", "Clustering", "PairClassification", "BitextMining", "Retrieval", "STS", "NER"
-]
-TASK_TYPES: tuple[TaskType, ...] = (
-    "Classification",
-    "Clustering",
-    "PairClassification",
-    "BitextMining",
-    "Retrieval",
-    "STS",
-    "NER",
-)
-# ChemTEB's five (the leaderboard's tabs); STS and NER belong to the scientific-text suite.
-CHEMTEB_TYPES: tuple[TaskType, ...] = TASK_TYPES[:5]
+from .kinds import KINDS, TASK_TYPES, TaskType
 
 # The keys each type's scoring function reports; a task's main score must be one of them.
 MAIN_SCORES: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "Classification": frozenset({"accuracy", "f1", "f1_weighted", "ap"}),
-        "Clustering": frozenset({"v_measure"}),
-        "PairClassification": frozenset(
-            {"max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"}
-        ),
-        "BitextMining": frozenset({"f1", "accuracy"}),
-        "Retrieval": frozenset({"ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10"}),
-        "STS": frozenset({"cosine_spearman", "cosine_pearson", "spearman", "pearson"}),
-        "NER": frozenset({"overall_f1", "overall_precision", "overall_recall"}),
-    }
+    {name: k.main_scores for name, k in KINDS.items()}
 )
 CATEGORIES = frozenset({"s2s", "s2p", "p2p"})
 _REVISION = re.compile(r"^[0-9a-f]{40}$")

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from .chemteb import CHEMTEB_V1_TASK_NAMES, MTEB_TASKS, PAPER_TASK_NAMES, RELEASE_TASKS
+from .kinds import KINDS, TASK_TYPES
 from .pipchem import PIPCHEM_TASKS
-from .records import TASK_TYPES, Aggregation, Benchmark, Task
+from .records import Aggregation, Benchmark, Task
 from .scitext import SCITEXT_TASKS
 
 COLLECTIONS: Mapping[str, tuple[Task, ...]] = MappingProxyType(
@@ -20,13 +21,12 @@ COLLECTIONS: Mapping[str, tuple[Task, ...]] = MappingProxyType(
     }
 )
 
-_PAPER_METRIC = {
-    "Classification": "f1",
-    "Clustering": "v_measure",
-    "PairClassification": "max_f1",
-    "BitextMining": "f1",
-    "Retrieval": "ndcg_at_10",
-}
+
+def _paper_metric(task: Task) -> str:
+    metric = KINDS[task.type].paper_metric
+    assert metric is not None, f"{task.name}: the paper has no {task.type} tasks"
+    return metric
+
 
 BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
     {
@@ -55,9 +55,9 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
             "V-measure, max F1, F1 and nDCG@10 (retrieval on test only), ranked per type, "
             "then Reciprocal Rank Fusion (k = 10).",
             main_scores={
-                t.name: _PAPER_METRIC[t.type]
+                t.name: _paper_metric(t)
                 for t in RELEASE_TASKS
-                if t.name in PAPER_TASK_NAMES and t.main_score != _PAPER_METRIC[t.type]
+                if t.name in PAPER_TASK_NAMES and t.main_score != _paper_metric(t)
             },
             # The release scored ChemHotpotQA on train, dev and test; the paper's tables use test.
             eval_splits={"ChemHotpotQARetrieval": ("test",)},

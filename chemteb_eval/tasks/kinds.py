@@ -1,0 +1,144 @@
+"""One record per task type: every fact about a type that code outside its scoring function needs.
+
+Results, the leaderboard, the CLI, the model-card code and the runner read these records; none of
+them keeps its own table of types. Adding a task type is one ``TaskKind`` here, one data class
+(``data/types.py``), one loader transform (``data/loader.py``) and one scoring function with its
+runner entry (``runner_kinds.py``): see ``docs/extending.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
+
+__all__ = ["CHEMTEB_TYPES", "KINDS", "TASK_TYPES", "TaskKind", "TaskType", "kind"]
+
+TaskType = Literal[
+    "Classification", "Clustering", "PairClassification", "BitextMining", "Retrieval", "STS", "NER"
+]
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    """The facts of one task type.
+
+    Args:
+        name: MTEB's type name (``PairClassification``).
+        label: how tables and tabs name it (``Pair classification``).
+        short: a column header of at most 6 characters (``chemteb rank``).
+        hf_task: the Hub task category of its model-card entries (MTEB's map).
+        main_scores: the keys its scoring function reports that may rank models on a task.
+        paper_metric: the metric the ChemTEB paper ranks this type by (``None``: not in ChemTEB).
+        detail_keys: the scores shown beside the main score (tables, model cards), in order.
+        data_class: the name of its split data class in ``chemteb_eval.data.types``.
+        chemteb: one of ChemTEB's five types (the leaderboard's tabs).
+    """
+
+    name: TaskType
+    label: str
+    short: str
+    hf_task: str
+    main_scores: frozenset[str]
+    paper_metric: str | None
+    detail_keys: tuple[str, ...]
+    data_class: str
+    chemteb: bool = True
+
+    def __post_init__(self) -> None:
+        if len(self.short) > 6:
+            raise ValueError(f"short: {self.short!r} is longer than 6 characters.")
+        if self.paper_metric is not None and self.paper_metric not in self.main_scores:
+            raise ValueError(f"paper_metric: {self.paper_metric!r} is not a main score.")
+
+
+_KINDS = (
+    TaskKind(
+        name="Classification",
+        label="Classification",
+        short="Class",
+        hf_task="text-classification",
+        main_scores=frozenset({"accuracy", "f1", "f1_weighted", "ap"}),
+        paper_metric="f1",
+        detail_keys=("accuracy", "f1", "f1_weighted", "ap"),
+        data_class="ClassificationData",
+    ),
+    TaskKind(
+        name="Clustering",
+        label="Clustering",
+        short="Clust",
+        hf_task="text-classification",
+        main_scores=frozenset({"v_measure"}),
+        paper_metric="v_measure",
+        detail_keys=("v_measure",),
+        data_class="ClusteringData",
+    ),
+    TaskKind(
+        name="PairClassification",
+        label="Pair classification",
+        short="PairCl",
+        hf_task="text-classification",
+        main_scores=frozenset({"max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"}),
+        paper_metric="max_f1",
+        detail_keys=("max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"),
+        data_class="PairClassificationData",
+    ),
+    TaskKind(
+        name="BitextMining",
+        label="Bitext mining",
+        short="Bitext",
+        hf_task="translation",
+        main_scores=frozenset({"f1", "accuracy"}),
+        paper_metric="f1",
+        # precision and recall are shown, but never rank: they are weighted over target indices
+        detail_keys=("f1", "accuracy", "precision", "recall"),
+        data_class="BitextData",
+    ),
+    TaskKind(
+        name="Retrieval",
+        label="Retrieval",
+        short="Retr",
+        hf_task="text-retrieval",
+        main_scores=frozenset({"ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10"}),
+        paper_metric="ndcg_at_10",
+        detail_keys=("ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10", "ndcg_at_1"),
+        data_class="RetrievalData",
+    ),
+    TaskKind(
+        name="STS",
+        label="STS",
+        short="STS",
+        hf_task="sentence-similarity",
+        main_scores=frozenset({"cosine_spearman", "cosine_pearson", "spearman", "pearson"}),
+        paper_metric=None,
+        # coverage is shown (a word model's share of pairs with a similarity), never ranked
+        detail_keys=("cosine_spearman", "cosine_pearson", "coverage"),
+        data_class="StsData",
+        chemteb=False,
+    ),
+    TaskKind(
+        name="NER",
+        label="NER",
+        short="NER",
+        hf_task="token-classification",
+        main_scores=frozenset({"overall_f1", "overall_precision", "overall_recall"}),
+        paper_metric=None,
+        detail_keys=("overall_f1", "overall_precision", "overall_recall", "overall_accuracy"),
+        data_class="NerData",
+        chemteb=False,
+    ),
+)
+
+KINDS: Mapping[str, TaskKind] = MappingProxyType({k.name: k for k in _KINDS})
+TASK_TYPES: tuple[TaskType, ...] = tuple(k.name for k in _KINDS)
+# ChemTEB's five (the leaderboard's tabs); STS and NER belong to the scientific-text suite.
+CHEMTEB_TYPES: tuple[TaskType, ...] = tuple(k.name for k in _KINDS if k.chemteb)
+
+
+def kind(name: str) -> TaskKind:
+    """The record of task type ``name``; ``ValueError`` naming the known types otherwise."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ValueError(f"type: {name!r} is not a task type; use one of {list(KINDS)}.") from None
