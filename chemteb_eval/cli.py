@@ -83,7 +83,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         selected = [tasks.get_task(name, collection) for name in args.task]
     report = run(
         args.model,
-        benchmark=None if selected else (args.benchmark or "PipChem"),
+        # -b with -t: those tasks, scored by the benchmark's protocol (its splits, main scores)
+        benchmark=args.benchmark or (None if selected else "PipChem"),
         tasks=selected,
         output_dir=args.output_dir,
         batch_size=args.batch_size,

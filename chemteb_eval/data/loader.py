@@ -7,15 +7,13 @@ transforms: column renames, MTEB's stratified 2048-row subsample, concatenated s
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import socket
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
+from chemteb_eval._env import cache_root, hub_reachable, offline_unless_reachable
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.tasks.records import Task
 
@@ -30,7 +28,7 @@ from .types import (
     TaskData,
 )
 
-__all__ = ["cache_root", "hub_reachable", "load_task", "stratified_subsample"]
+__all__ = ["load_task", "stratified_subsample"]
 
 # Canonical column -> names it goes by in the wild (MTEB v1/v2 and the BASF-AI datasets).
 _ALIASES: Mapping[str, tuple[str, ...]] = {
@@ -47,36 +45,6 @@ _ALIASES: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def hub_reachable(timeout: float = 2.0) -> bool:
-    """Whether the Hugging Face endpoint answers a TCP connection within ``timeout``."""
-    from huggingface_hub import constants
-
-    url = urlparse(constants.ENDPOINT)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        with socket.create_connection((url.hostname or "", port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-@contextlib.contextmanager
-def _offline_unless_reachable() -> Iterator[None]:
-    """Without a network, load from the cache at once instead of retrying HTTP for 20 s."""
-    import datasets.config
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE or hub_reachable():
-        yield
-        return
-    saved = constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE
-    constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = saved
-
-
 def _load(task: Task, path: str, config: str) -> Any:
     """``load_dataset(path, config, revision=pinned)`` with one clear error when it cannot."""
     import datasets
@@ -91,7 +59,7 @@ def _load(task: Task, path: str, config: str) -> Any:
         cache = cache_root() / "datasets" / hashlib.sha256(folder.encode()).hexdigest()[:16]
         return datasets.load_dataset(folder, name, cache_dir=str(cache))
     try:
-        with _offline_unless_reachable():
+        with offline_unless_reachable():
             return datasets.load_dataset(path, name, revision=task.revision)
     except (ConnectionError, DatasetNotFoundError, FileNotFoundError) as exc:
         offline = os.environ.get("HF_HUB_OFFLINE") or not hub_reachable(timeout=0.5)
@@ -102,11 +70,6 @@ def _load(task: Task, path: str, config: str) -> Any:
             f"fetch it with `hf download {path} --repo-type dataset --revision {task.revision}`; "
             "without the Hub, try the offline benchmark: `chemteb run --benchmark PipChem`."
         ) from exc
-
-
-def cache_root() -> Path:
-    """chemteb's cache folder: ``$CHEMTEB_CACHE``, else ``~/.cache/chemteb``."""
-    return Path(os.environ.get("CHEMTEB_CACHE") or Path.home() / ".cache" / "chemteb")
 
 
 def _pick_split(dsdict: Any, split: str, where: str, *, beir: bool = False) -> Any:
@@ -308,11 +271,9 @@ def load_task(
         ``{subset: {split: data}}``.
     """
     splits = tuple(splits or task.eval_splits)
-    if task.builder == "shared" and data_path is None:
-        from .shared_sets import read_bc5cdr, read_stsb
-
-        reader = read_stsb if task.type == "STS" else read_bc5cdr
-        return {"default": {split: reader(split) for split in splits}}
+    built = _BUILDERS[task.builder](task, splits) if task.builder and data_path is None else None
+    if built is not None and not isinstance(built, str):
+        return built
     if task.type in ("STS", "NER"):
         raise ValueError(f"task: {task.name} ({task.type}) loads only from its local copy.")
     if task.builder is None and task.revision is None and data_path is None:
@@ -325,10 +286,8 @@ def load_task(
         path = str(data_path)
         if not Path(path).is_dir():
             raise ValueError(f"data_path: {path} is not a folder.")
-    elif task.builder is not None:
-        from . import pipchem
-
-        path = str(pipchem.dataset_path(task.name))
+    elif built is not None:
+        path = built
     else:
         assert task.hf_path is not None
         path = task.hf_path
@@ -340,3 +299,24 @@ def load_task(
             for subset in task.subsets
         }
     return _load_simple(task, path, splits)
+
+
+def _pipchem_folder(task: Task, splits: tuple[str, ...]) -> str:
+    from . import pipchem  # builds the suite on first use (~12 s), then reads the cache
+
+    return str(pipchem.dataset_path(task.name))
+
+
+def _shared_copy(task: Task, splits: tuple[str, ...]) -> TaskData:
+    from .shared_sets import read_bc5cdr, read_stsb
+
+    reader = read_stsb if task.type == "STS" else read_bc5cdr
+    return {"default": {split: reader(split) for split in splits}}
+
+
+# What each local builder (``Task.builder``) gives: a Hub-layout folder to load like any
+# dataset, or the task's data itself.
+_BUILDERS: Mapping[str, Callable[[Task, tuple[str, ...]], str | TaskData]] = {
+    "pipchem": _pipchem_folder,
+    "shared": _shared_copy,
+}

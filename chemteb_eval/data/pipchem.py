@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from chemteb_eval._env import cache_root
 from chemteb_eval.errors import ChemtebError
 
 from .hub_layout import write_hub_dataset
@@ -466,8 +467,6 @@ def build(out_dir: Path, *, scale: str = "full") -> dict[str, Any]:
 
 def cache_dir() -> Path:
     """Where built suites are kept: ``$CHEMTEB_CACHE/pipchem`` (default ``~/.cache/chemteb``)."""
-    from .loader import cache_root
-
     return cache_root() / "pipchem"
 
 

@@ -7,20 +7,14 @@ The folder is ``$CHEMTEB_SHARED_DATA``, else ``shared/data`` beside the source c
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 
+from chemteb_eval._env import shared_data_root
 from chemteb_eval.errors import ChemtebError
 
 from .types import NerData, StsData
 
-__all__ = ["read_bc5cdr", "read_stsb", "shared_data_root"]
-
-
-def shared_data_root() -> Path:
-    """Where the local copies live (``$CHEMTEB_SHARED_DATA`` or ``<checkout>/../shared/data``)."""
-    env = os.environ.get("CHEMTEB_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+__all__ = ["read_bc5cdr", "read_stsb", "shared_data_root"]  # the root re-exported for callers
 
 
 def _folder(name: str) -> Path:

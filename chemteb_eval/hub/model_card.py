@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from chemteb_eval import __version__
 from chemteb_eval.results.ranking import DETAIL_KEYS
+from chemteb_eval.results.schema import ResultFile, match_task
 from chemteb_eval.tasks import KINDS, Task
-from chemteb_eval.tasks.registry import list_tasks
 
 from ._errors import hub_errors, require_token
 
@@ -48,22 +48,11 @@ class TaskResult:
     """One result file matched to its task record."""
 
     task: Task
-    payload: dict[str, Any]
-    path: Path
+    file: ResultFile
 
-
-def _match_task(name: str, revision: str | None) -> Task | None:
-    found = [t for t in list_tasks() if name == t.name or name in t.aliases]
-    if len(found) <= 1:
-        return found[0] if found else None
-    by_revision = [
-        t for t in found if revision is not None and t.revision_status(revision) != "unknown"
-    ]
-    if by_revision:
-        return by_revision[0]
-    # The same name in several collections and an unrecognised revision: MTEB's record (the one
-    # MTEB's own result files would name) is the better guess than the release's.
-    return next((t for t in found if t.collection == "mteb"), found[0])
+    @property
+    def revision(self) -> str | None:
+        return self.file.dataset_revision or self.task.revision
 
 
 def _result_files(path: Path) -> list[Path]:
@@ -110,30 +99,19 @@ def find_task_results(
         except ValueError as exc:
             raise ValueError(f"results: {meta_path} is not valid JSON ({exc}).") from exc
     found = []
-    for file in files:
+    for path in files:
         try:
-            payload = json.loads(file.read_text(encoding="utf-8"))
-            name = payload.get("task_name") or file.stem
-            scores = payload["scores"]
-            if not isinstance(scores, dict):
-                raise TypeError("scores is not an object")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"results: {file} is not a result file ({exc}).") from exc
-        task = _match_task(name, payload.get("dataset_revision"))
+            file = ResultFile.read(path)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"results: {path} is not a result file ({exc}).") from exc
+        task = match_task(file.task_name, file.dataset_revision)
         if task is None:
-            log(f"skipped {file.name}: no task named {name} in the registry")
+            log(f"skipped {path.name}: no task named {file.task_name} in the registry")
         elif task.hf_path is None:
-            log(f"skipped {file.name}: {task.name}'s dataset is built locally, not on the Hub")
+            log(f"skipped {path.name}: {task.name}'s dataset is built locally, not on the Hub")
         else:
-            found.append(TaskResult(task=task, payload=payload, path=file))
+            found.append(TaskResult(task=task, file=file))
     return model, found
-
-
-def _entries(result: TaskResult) -> Iterable[tuple[str, str, dict[str, Any]]]:
-    for split, entries in result.payload["scores"].items():
-        for entry in entries:
-            if isinstance(entry, dict) and isinstance(entry.get("main_score"), (int, float)):
-                yield split, str(entry.get("hf_subset", "default")), entry
 
 
 def eval_results(results: Iterable[TaskResult]) -> list[EvalResult]:
@@ -144,8 +122,8 @@ def eval_results(results: Iterable[TaskResult]) -> list[EvalResult]:
     out = []
     for result in results:
         task = result.task
-        revision = result.payload.get("dataset_revision") or task.revision
-        for split, subset, entry in _entries(result):
+        revision = result.revision
+        for split, subset, entry in result.file.entries():
             keys = [task.main_score, *(k for k in DETAIL_KEYS[task.type] if k != task.main_score)]
             for key in keys:
                 value = entry["main_score"] if key == task.main_score else entry.get(key)
@@ -179,9 +157,9 @@ def eval_result_files(results: Iterable[TaskResult]) -> dict[str, str]:
     notes = f"Obtained using chemteb-eval v{__version__}"
     for result in results:
         task = result.task
-        revision = result.payload.get("dataset_revision") or task.revision
+        revision = result.revision
         entries, scores = [], []
-        for split, subset, entry in _entries(result):
+        for split, subset, entry in result.file.entries():
             scores.append(float(entry["main_score"]))
             entries.append(
                 EvalResultEntry(

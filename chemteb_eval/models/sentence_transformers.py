@@ -31,7 +31,7 @@ def resolve(name: str) -> tuple[str, str | None]:
     if name in _BUNDLED:
         from huggingface_hub import constants
 
-        from chemteb_eval.data.loader import hub_reachable
+        from chemteb_eval._env import hub_reachable
 
         # The same offline test as the dataset loader: the Hub's own flag, else a quick connect.
         if not constants.HF_HUB_OFFLINE and hub_reachable(timeout=1.0):

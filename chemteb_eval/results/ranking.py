@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
-import math
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from chemteb_eval.scoring._validation import short_repr
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
+
+from .schema import ResultFile, match_task, read_json_object
 
 __all__ = [
     "DETAIL_KEYS",
@@ -39,7 +37,7 @@ class ScannedModel:
     name: str
     meta: dict[str, Any] = field(default_factory=dict)  # model_meta.json, if any
     run_meta: dict[str, Any] = field(default_factory=dict)  # the newest run_meta.json, if any
-    payloads: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)  # oldest first
+    files: list[ResultFile] = field(default_factory=list)  # oldest first
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
 
 
@@ -90,76 +88,6 @@ def _model_table(path: Path | None) -> dict[str, str]:
     }
 
 
-# Every score ChemTEB ranks (accuracy, F1, V-measure, AP, nDCG, correlations) lies in [-1, 1].
-SCORE_RANGE = (-1.0, 1.0)
-# A result file is a few kilobytes; anything this large is not one (and would stall a Space).
-MAX_RESULT_BYTES = 32 * 2**20
-
-
-def real_number(value: Any) -> float | None:
-    """``value`` as a finite float if it is a real JSON number (not a bool, a string, a list or
-    a 400-digit integer beyond float's range), else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _score(key: str, value: Any) -> float:
-    number = real_number(value)
-    if number is None:
-        raise ValueError(f"{key} is {short_repr(value)}, not a finite number")
-    low, high = SCORE_RANGE
-    if not low <= number <= high:
-        raise ValueError(f"{key} is {number:.4g}, outside [{low:g}, {high:g}]")
-    return number
-
-
-def _split_mean(payload: Mapping[str, Any], key: str, splits: Iterable[str]) -> float | None:
-    scores = payload.get("scores", {})
-    if not isinstance(scores, Mapping):
-        raise ValueError("scores is not an object")
-    per_split = []
-    for split in splits:
-        entries = scores.get(split)
-        if not entries:
-            return None
-        if not isinstance(entries, list):
-            raise ValueError(f"scores of split {split!r} are not a list")
-        values = [_score(key, e[key]) for e in entries if isinstance(e, dict) and key in e]
-        if len(values) != len(entries):
-            return None
-        per_split.append(float(np.mean(values)))  # mean over subsets
-    return float(np.mean(per_split))  # mean over the benchmark's splits
-
-
-def _task_score(task: Task, bench: Benchmark, payload: Mapping[str, Any]) -> float | None:
-    return _split_mean(payload, main_score(bench, task), eval_splits(bench, task))
-
-
-def _read_json_object(path: Path) -> dict[str, Any]:
-    """One result file's object; ``ValueError`` or ``OSError`` (never a hang or a crash) for
-    anything else: a FIFO or device named ``.json``, a dangling link or a link loop, a huge or
-    binary file, JSON nested deeper than Python's recursion limit."""
-    info = path.stat()  # follows links: a dangling link or a loop raises OSError here
-    if not stat.S_ISREG(info.st_mode):
-        raise ValueError("not a regular file")
-    if info.st_size > MAX_RESULT_BYTES:
-        raise ValueError(f"{info.st_size} bytes: too large for a result file")
-    try:
-        payload = json.loads(path.read_bytes().decode("utf-8"))
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if not isinstance(payload, dict):
-        raise ValueError("not a JSON object")
-    return payload
-
-
 def _by_mtime(files: Iterable[Path], skipped: list[str]) -> list[Path]:
     """``files`` oldest first; a file that cannot be stat-ed is skipped with the reason."""
     dated = []
@@ -204,19 +132,18 @@ def scan_results(
             )
             for path in files:
                 try:
-                    payload = _read_json_object(path)
+                    payload = read_json_object(path)
+                    if path.name == "model_meta.json":
+                        model.meta = payload
+                        name = payload.get("name")
+                        if isinstance(name, str) and name:
+                            model.name = name
+                    elif path.name == "run_meta.json":
+                        model.run_meta = payload
+                    else:
+                        model.files.append(ResultFile.from_dict(payload, path))
                 except (OSError, ValueError) as exc:
                     model.skipped.append(f"{path}: {exc}")
-                    continue
-                if path.name == "model_meta.json":
-                    model.meta = payload
-                    name = payload.get("name")
-                    if isinstance(name, str) and name:
-                        model.name = name
-                elif path.name == "run_meta.json":
-                    model.run_meta = payload
-                else:
-                    model.payloads.append((path, payload))
             scanned.append(model)
     _tell_apart(scanned)
     return scanned
@@ -265,57 +192,48 @@ def read_results(
         scanned = scan_results(
             [i for i in items if not isinstance(i, ScannedModel)], model_table=model_table
         )
-    by_name: dict[str, Task] = {}
-    for task in benchmark_tasks(bench):
-        by_name[task.name] = task
-        for alias in task.aliases:
-            by_name[alias] = task
-    models: list[ModelResults] = []
-    for source in scanned:
-        result = ModelResults(
-            model=source.name,
-            folder=source.folder,
-            skipped=list(source.skipped),
-            meta=source.meta,
-            run_meta=source.run_meta,
-        )
-        for path, payload in source.payloads:
+    tasks = benchmark_tasks(bench)
+    return [_model_results(source, bench, tasks) for source in scanned]
+
+
+def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) -> ModelResults:
+    result = ModelResults(
+        model=source.name,
+        folder=source.folder,
+        skipped=list(source.skipped),
+        meta=source.meta,
+        run_meta=source.run_meta,
+    )
+    for file in source.files:
+        task = match_task(file.task_name, file.dataset_revision, tasks)
+        if task is None:
+            continue
+        splits = eval_splits(bench, task)
+        try:
+            score = file.score(main_score(bench, task), splits)
+        except ValueError as exc:
+            result.skipped.append(f"{file.path}: {exc}")
+            continue
+        if score is None:
+            result.skipped.append(
+                f"{file.path}: no {main_score(bench, task)} for the benchmark's splits"
+            )
+            continue
+        result.scores[task.name] = score
+        details = {}
+        for key in DETAIL_KEYS[task.type]:
             try:
-                task_name = payload.get("task_name") or path.stem
-                if not isinstance(task_name, str):
-                    raise ValueError(f"task_name is {short_repr(task_name)}, not a string")
-                found = by_name.get(task_name)
-                if found is None:
-                    continue
-                task = found
-                score = _task_score(task, bench, payload)
-            except (ValueError, TypeError, AttributeError, KeyError) as exc:
-                result.skipped.append(f"{path}: {exc}")
-                continue
-            if score is None:
-                result.skipped.append(
-                    f"{path}: no {main_score(bench, task)} for the benchmark's splits"
-                )
-                continue
-            result.scores[task.name] = score
-            splits = eval_splits(bench, task)
-            details = {}
-            for key in DETAIL_KEYS[task.type]:
-                try:
-                    value = _split_mean(payload, key, splits)
-                except (ValueError, TypeError):
-                    value = None
-                if value is not None:
-                    details[key] = value
-            result.details[task.name] = details
-            seconds = real_number(payload.get("evaluation_time"))
-            if seconds is not None and seconds > 0:
-                result.seconds[task.name] = seconds
-            revision = payload.get("dataset_revision")
-            if task.revision_status(revision if isinstance(revision, str) else None) != "pinned":
-                result.revision_mismatches += 1
-        models.append(result)
-    return models
+                value = file.score(key, splits)
+            except ValueError:
+                value = None
+            if value is not None:
+                details[key] = value
+        result.details[task.name] = details
+        if file.evaluation_time is not None and file.evaluation_time > 0:
+            result.seconds[task.name] = file.evaluation_time
+        if task.revision_status(file.dataset_revision) != "pinned":
+            result.revision_mismatches += 1
+    return result
 
 
 def _competition_ranks(values: Mapping[str, float]) -> dict[str, int]:

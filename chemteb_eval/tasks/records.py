@@ -15,6 +15,10 @@ MAIN_SCORES: Mapping[str, frozenset[str]] = MappingProxyType(
     {name: k.main_scores for name, k in KINDS.items()}
 )
 CATEGORIES = frozenset({"s2s", "s2p", "p2p"})
+# Local builders (``data/loader.py`` dispatches on them): the PipChem suite this project builds,
+# and the copies in ../shared/data.
+Builder = Literal["pipchem", "shared"]
+BUILDERS: tuple[Builder, ...] = ("pipchem", "shared")
 _REVISION = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -76,7 +80,7 @@ class Task:
     split_sizes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     aliases: tuple[str, ...] = ()
     known_revisions: tuple[str, ...] = ()
-    builder: str | None = None
+    builder: Builder | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -84,6 +88,10 @@ class Task:
             raise ValueError(f"name: {self.name!r} is not a valid task name.")
         if self.type not in TASK_TYPES:
             raise ValueError(f"type: {self.type!r} for task {self.name}; use one of {TASK_TYPES}.")
+        if self.builder is not None and self.builder not in BUILDERS:
+            raise ValueError(
+                f"builder: {self.builder!r} for task {self.name}; use one of {BUILDERS}."
+            )
         if self.hf_path is None and self.builder is None:
             raise ValueError(f"hf_path: task {self.name} needs a Hub id or a local builder.")
         if self.revision is not None and not _REVISION.match(self.revision):

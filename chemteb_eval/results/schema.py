@@ -1,0 +1,202 @@
+"""The result file: one frozen type for what the runner writes and what ranking, the leaderboard
+and the model-card code read — MTEB's layout, ``{out}/{org__model}/{revision}/{Task}.json``.
+
+Reading never trusts a file: only a regular file under 32 MiB is opened (a FIFO named ``.json``
+would block forever, a link loop raise), its JSON must be an object whose ``scores`` map splits to
+lists of entries, and a score counts only if it is a real, finite number in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chemteb_eval.scoring._validation import short_repr
+from chemteb_eval.tasks import Task, list_tasks
+
+from .io import write_json_atomic
+
+__all__ = [
+    "MAX_RESULT_BYTES",
+    "SCORE_RANGE",
+    "ResultFile",
+    "match_task",
+    "read_json_object",
+    "real_number",
+]
+
+# Every score ChemTEB ranks (accuracy, F1, V-measure, AP, nDCG, correlations) lies in [-1, 1].
+SCORE_RANGE = (-1.0, 1.0)
+# A result file is a few kilobytes; anything this large is not one (and would stall a Space).
+MAX_RESULT_BYTES = 32 * 2**20
+
+
+def real_number(value: Any) -> float | None:
+    """``value`` as a finite float if it is a real JSON number (not a bool, a string, a list or
+    a 400-digit integer beyond float's range), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _score(key: str, value: Any) -> float:
+    number = real_number(value)
+    if number is None:
+        raise ValueError(f"{key} is {short_repr(value)}, not a finite number")
+    low, high = SCORE_RANGE
+    if not low <= number <= high:
+        raise ValueError(f"{key} is {number:.4g}, outside [{low:g}, {high:g}]")
+    return number
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """One JSON file's object; ``ValueError`` or ``OSError`` (never a hang or a crash) for
+    anything else: a FIFO or device named ``.json``, a dangling link or a link loop, a huge or
+    binary file, JSON nested deeper than Python's recursion limit."""
+    info = path.stat()  # follows links: a dangling link or a loop raises OSError here
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError("not a regular file")
+    if info.st_size > MAX_RESULT_BYTES:
+        raise ValueError(f"{info.st_size} bytes: too large for a result file")
+    try:
+        payload = json.loads(path.read_bytes().decode("utf-8"))
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if not isinstance(payload, dict):
+        raise ValueError("not a JSON object")
+    return payload
+
+
+@dataclass(frozen=True)
+class ResultFile:
+    """One task's scores, as MTEB's result files hold them.
+
+    Args:
+        task_name: the task (or an alias it was recorded under); the file name when absent.
+        scores: ``{split: [entry, ...]}``, one entry per subset: MTEB's metric keys plus
+            ``main_score``, ``hf_subset`` and ``languages``.
+        dataset_revision: the dataset revision scored.
+        evaluation_time: seconds, if recorded.
+        extra: every other top-level key (``mteb_version``, ``kg_co2_emissions``, ...), kept.
+        path: where it was read from.
+    """
+
+    task_name: str
+    scores: Mapping[str, list[Any]]
+    dataset_revision: str | None = None
+    evaluation_time: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    @classmethod
+    def from_dict(cls, payload: Mapping[str, Any], path: Path | None = None) -> ResultFile:
+        """Check and wrap a parsed result file; ``ValueError`` naming what is wrong."""
+        name = payload.get("task_name") or (path.stem if path is not None else None)
+        if not isinstance(name, str):
+            raise ValueError(f"task_name is {short_repr(name)}, not a string")
+        scores = payload.get("scores")
+        if not isinstance(scores, Mapping):
+            raise ValueError("scores is not an object")
+        for split, entries in scores.items():
+            if not isinstance(entries, list):
+                raise ValueError(f"scores of split {split!r} are not a list")
+        revision = payload.get("dataset_revision")
+        extra = {
+            k: v
+            for k, v in payload.items()
+            if k not in ("task_name", "scores", "dataset_revision", "evaluation_time")
+        }
+        return cls(
+            task_name=name,
+            scores=scores,
+            dataset_revision=revision if isinstance(revision, str) else None,
+            evaluation_time=real_number(payload.get("evaluation_time")),
+            extra=extra,
+            path=path,
+        )
+
+    @classmethod
+    def read(cls, path: Path) -> ResultFile:
+        """Read and check one file (see ``read_json_object``)."""
+        return cls.from_dict(read_json_object(path), path)
+
+    def to_dict(self) -> dict[str, Any]:
+        """MTEB's layout, keys in the order our runner has always written them."""
+        out: dict[str, Any] = {
+            "dataset_revision": self.dataset_revision,
+            "task_name": self.task_name,
+        }
+        out.update({k: v for k, v in self.extra.items() if k == "mteb_version"})
+        out.update({k: v for k, v in self.extra.items() if k == "chemteb_eval_version"})
+        out["scores"] = {split: list(entries) for split, entries in self.scores.items()}
+        out["evaluation_time"] = self.evaluation_time
+        out.update({k: v for k, v in self.extra.items() if k not in out})
+        return out
+
+    def write(self, folder: Path) -> Path:
+        """Write ``folder/<task_name>.json`` atomically; returns its path."""
+        path = Path(folder) / f"{self.task_name}.json"
+        write_json_atomic(path, self.to_dict())
+        return path
+
+    def entries(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """``(split, subset, entry)`` for every entry with a numeric ``main_score``."""
+        for split, entries in self.scores.items():
+            for entry in entries:
+                if isinstance(entry, dict) and isinstance(entry.get("main_score"), (int, float)):
+                    yield split, str(entry.get("hf_subset", "default")), entry
+
+    def score(self, key: str, splits: Iterable[str]) -> float | None:
+        """The mean over ``splits`` of the mean over subsets of ``key``; ``None`` when a split
+        or an entry lacks it; ``ValueError`` for a value that is not a score (see
+        ``SCORE_RANGE``)."""
+        per_split = []
+        for split in splits:
+            entries = self.scores.get(split)
+            if not entries:
+                return None
+            values = [_score(key, e[key]) for e in entries if isinstance(e, dict) and key in e]
+            if len(values) != len(entries):
+                return None
+            per_split.append(float(np.mean(values)))  # mean over subsets
+        return float(np.mean(per_split))  # mean over the splits
+
+
+def match_task(
+    name: str, revision: str | None = None, tasks: Iterable[Task] | None = None
+) -> Task | None:
+    """The task a result file recorded as ``name`` (its name or an alias) at ``revision``.
+
+    Args:
+        name: the file's task name.
+        revision: its dataset revision, used only when several records share the name.
+        tasks: where to look (a benchmark's tasks); default every registered task.
+
+    Returns:
+        The record, or ``None``. Several records with the name (the release and MTEB both have a
+        ``ChemNQRetrieval``): the one that knows the revision, else MTEB's (the one MTEB's own
+        result files would name).
+    """
+    pool = list(tasks) if tasks is not None else list_tasks()
+    found = [t for t in pool if name == t.name or name in t.aliases]
+    if len(found) <= 1:
+        return found[0] if found else None
+    by_revision = [
+        t for t in found if revision is not None and t.revision_status(revision) != "unknown"
+    ]
+    if by_revision:
+        return by_revision[0]
+    return next((t for t in found if t.collection == "mteb"), found[0])

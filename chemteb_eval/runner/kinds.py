@@ -1,0 +1,157 @@
+"""Per task type: the texts a split needs embedded, and how it is scored from their embeddings.
+
+One table, ``KIND_RUNS``, keyed by task type; the runner never branches on a type. NER is an
+entry like the others: it embeds words in context itself (through the encoder in the context),
+so it asks the text cache for nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from chemteb_eval import scoring
+from chemteb_eval.data.types import (
+    ClassificationData,
+    ClusteringData,
+    NerData,
+    PairClassificationData,
+    SplitData,
+    StsData,
+)
+from chemteb_eval.metric_docs import protocol_defaults
+from chemteb_eval.models.base import Encoder, Role
+from chemteb_eval.scoring.classification import undersample_indices
+from chemteb_eval.scoring.ner_probe import score_ner_probe
+from chemteb_eval.scoring.sts import score_sts
+from chemteb_eval.tasks.kinds import KINDS
+
+__all__ = ["KIND_RUNS", "Groups", "KindRun", "ScoreContext", "score_split", "split_texts"]
+
+#: ``{group name: (texts, retrieval role)}``
+Groups = dict[str, tuple[list[str], Role | None]]
+Embeddings = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class ScoreContext:
+    """What a type that embeds its own inputs (NER's words in context) needs from the run."""
+
+    encoder: Encoder | None = None
+    batch_size: int = 32
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class KindRun:
+    """The runner's two questions to a task type."""
+
+    texts: Callable[[Any], Groups]
+    score: Callable[[Any, Embeddings, ScoreContext], dict[str, Any]]
+
+
+def _probe_rows(data: ClassificationData) -> np.ndarray:
+    """The training rows the probe's experiments use: only these need embedding (as in MTEB,
+    which encodes the union of the undersampled rows, not the whole training split)."""
+    defaults = protocol_defaults(scoring.score_classification)
+    picks = undersample_indices(
+        np.asarray(data.train_labels),
+        defaults["n_experiments"],
+        defaults["samples_per_label"],
+        defaults["seed"],
+    )
+    return np.unique(np.concatenate(picks))
+
+
+def _classification_texts(data: ClassificationData) -> Groups:
+    used = [data.train_texts[i] for i in _probe_rows(data)]
+    return {"train": (used, None), "test": (data.test_texts, None)}
+
+
+def _classification_score(
+    data: ClassificationData, emb: Embeddings, _: ScoreContext
+) -> dict[str, Any]:
+    # Rows no experiment draws are never read by the probe: zeros keep the row indices (and so
+    # the seeded undersampling) of the full training split.
+    train = np.zeros((len(data.train_texts), emb["train"].shape[1]), dtype=emb["train"].dtype)
+    train[_probe_rows(data)] = emb["train"]
+    return scoring.score_classification(train, data.train_labels, emb["test"], data.test_labels)
+
+
+def _clustering_score(data: ClusteringData, emb: Embeddings, _: ScoreContext) -> dict[str, Any]:
+    per_set = [scoring.score_clustering(emb[f"set{i}"], s.labels) for i, s in enumerate(data.sets)]
+    out: dict[str, Any] = {k: float(np.mean([p[k] for p in per_set])) for k in per_set[0]}
+    out["v_measures"] = [p["v_measure"] for p in per_set]
+    return out
+
+
+def _pairs(data: PairClassificationData | StsData) -> Groups:
+    return {"s1": (data.sentences1, None), "s2": (data.sentences2, None)}
+
+
+def _sts_score(data: StsData, emb: Embeddings, _: ScoreContext) -> dict[str, Any]:
+    # A run never aborts on texts a word model cannot embed: they count as similarity 0, and
+    # n_missing / coverage in the result say how many there were.
+    return score_sts(data.scores, emb["s1"], emb["s2"], oov_policy="zero")
+
+
+def _ner_score(data: NerData, _: Embeddings, context: ScoreContext) -> dict[str, Any]:
+    from chemteb_eval.models.word_embeddings import word_embeddings
+
+    if context.encoder is None:
+        raise ValueError("context: NER embeds words in context and needs the run's encoder.")
+    train, test = (
+        word_embeddings(
+            context.encoder, tokens, batch_size=context.batch_size, progress=context.progress
+        )
+        for tokens in (data.train_tokens, data.test_tokens)
+    )
+    return score_ner_probe(train, data.train_tags, test, data.test_tags)
+
+
+KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
+    {
+        "Classification": KindRun(_classification_texts, _classification_score),
+        "Clustering": KindRun(
+            lambda d: {f"set{i}": (s.texts, None) for i, s in enumerate(d.sets)},
+            _clustering_score,
+        ),
+        "PairClassification": KindRun(
+            _pairs,
+            lambda d, e, _: scoring.score_pair_classification(e["s1"], e["s2"], d.labels),
+        ),
+        "BitextMining": KindRun(
+            lambda d: {"src": (d.sources, None), "tgt": (d.targets, None)},
+            lambda d, e, _: scoring.score_bitext_mining(e["src"], e["tgt"]),
+        ),
+        "Retrieval": KindRun(
+            lambda d: {
+                "queries": (d.query_texts, "query"),
+                "corpus": (d.corpus_texts, "document"),
+            },
+            lambda d, e, _: scoring.score_retrieval(
+                e["queries"], e["corpus"], d.query_ids, d.corpus_ids, d.qrels
+            ),
+        ),
+        "STS": KindRun(_pairs, _sts_score),
+        # words in context: embedded by the probe, not through the text cache
+        "NER": KindRun(lambda d: {}, _ner_score),
+    }
+)
+assert set(KIND_RUNS) == set(KINDS), "every task type needs a runner entry"
+
+
+def split_texts(data: SplitData) -> Groups:
+    """The texts a split needs embedded, by group name, with their retrieval role."""
+    return KIND_RUNS[data.kind].texts(data)
+
+
+def score_split(
+    data: SplitData, emb: Embeddings, context: ScoreContext | None = None
+) -> dict[str, Any]:
+    """The split's scores (MTEB's keys) from the embeddings of its groups."""
+    return KIND_RUNS[data.kind].score(data, emb, context or ScoreContext())

@@ -1,0 +1,338 @@
+"""One benchmark run in named stages: select → pending → load → requests → encode → evaluate each
+task → write run_meta.
+
+All texts of all selected tasks are collected first and each unique (prompt, text) is encoded
+once; tasks are then scored one by one and each result is written atomically as soon as it is
+done. Finished tasks are skipped on a rerun; a failing task is recorded and the run goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from chemteb_eval import __version__
+from chemteb_eval.data import cache_root, load_task
+from chemteb_eval.data.types import TaskData
+from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+from chemteb_eval.engine.distributed import distributed_state
+from chemteb_eval.errors import ChemtebError
+from chemteb_eval.models.base import Encoder
+from chemteb_eval.results.io import model_dir, write_json_atomic
+from chemteb_eval.results.schema import ResultFile
+from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
+from chemteb_eval.tasks import main_score as benchmark_main_score
+
+from .kinds import ScoreContext, score_split, split_texts
+
+__all__ = ["Plan", "RunReport", "run", "select"]
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run evaluates: the tasks, and the benchmark whose protocol (splits, main scores)
+    applies, or ``None`` for each task's own defaults."""
+
+    tasks: tuple[Task, ...]
+    benchmark: Benchmark | None = None
+
+    def splits(self, task: Task) -> tuple[str, ...]:
+        return eval_splits(self.benchmark, task) if self.benchmark else task.eval_splits
+
+    def main_score(self, task: Task) -> str:
+        return benchmark_main_score(self.benchmark, task) if self.benchmark else task.main_score
+
+
+@dataclass
+class RunReport:
+    """What a run did: per-task status, the encoding statistics, where results are.
+
+    ``main_scores`` are the plan's main score of each finished task, averaged over its subsets
+    and then over the plan's splits (what ``chemteb rank`` shows for it).
+    """
+
+    results_dir: Path
+    statuses: dict[str, str] = field(default_factory=dict)  # done | skipped | failed
+    main_scores: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    encoding: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+# -- stages -----------------------------------------------------------------------------------
+
+
+def select(benchmark: str | Benchmark | None, tasks: Sequence[Task] | None) -> Plan:
+    """The plan: a benchmark's tasks (default PipChem); or given tasks, scored by the benchmark's
+    protocol when one is named too (``-b B -t T``: T must be one of B's tasks), else by their
+    own defaults."""
+    bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    if tasks is None:
+        bench = bench or get_benchmark("PipChem")
+        return Plan(tuple(benchmark_tasks(bench)), bench)
+    if not tasks:
+        raise ValueError("tasks: nothing to run.")
+    if bench is not None:
+        names = {t.name for t in benchmark_tasks(bench)}
+        outside = [t.name for t in tasks if t.name not in names or t.collection != bench.collection]
+        if outside:
+            raise ValueError(
+                f"tasks: {', '.join(outside)} not in benchmark {bench.name}; see "
+                f"`chemteb list -b '{bench.name}'`."
+            )
+    return Plan(tuple(tasks), bench)
+
+
+def _writable(folder: Path, what: str, fix: str, *, read_only_ok: bool = False) -> None:
+    """Create ``folder`` (and parents) or raise one ``ChemtebError`` line: ``what folder cannot
+    be written (reason); fix.`` With ``read_only_ok``, a folder that exists passes (a read-only
+    embedding cache can still be read)."""
+    if read_only_ok and folder.is_dir():
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ChemtebError(
+            f"{what} {folder} cannot be written ({exc.strerror or exc}); {fix}."
+        ) from None
+
+
+def _cache_folder(cache_dir: str | Path | None) -> Path:
+    return Path(cache_dir) if cache_dir is not None else cache_root() / "embeddings"
+
+
+def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: Log) -> list[Task]:
+    """The plan's tasks without a result file (all of them with ``overwrite``)."""
+    todo = []
+    for task in plan.tasks:
+        if (out_dir / f"{task.name}.json").is_file() and not overwrite:
+            report.statuses[task.name] = "skipped"
+        else:
+            todo.append(task)
+    if report.statuses:
+        log(
+            f"{len(report.statuses)} task(s) already have results in {out_dir}; skipped "
+            "(use --overwrite to rerun)."
+        )
+    return todo
+
+
+def load(plan: Plan, todo: list[Task], report: RunReport, log: Log) -> dict[str, TaskData]:
+    """Each task's data for the plan's splits; a task whose data fails is recorded, not fatal."""
+    loaded: dict[str, TaskData] = {}
+    for task in todo:
+        try:
+            loaded[task.name] = load_task(task, splits=plan.splits(task))
+        except Exception as exc:  # one task's failure is recorded; the run goes on
+            report.statuses[task.name] = "failed"
+            report.errors[task.name] = f"{type(exc).__name__}: {exc}"
+            log(f"[failed] {task.name}: could not load data: {exc}")
+    return loaded
+
+
+def requests(
+    encoder: Encoder, tasks: dict[str, Task], loaded: dict[str, TaskData]
+) -> Iterator[tuple[str, str]]:
+    """Every (prompt, text) the loaded tasks need embedded (duplicates included)."""
+    for name, data in loaded.items():
+        for by_split in data.values():
+            for split_data in by_split.values():
+                for texts, role in split_texts(split_data).values():
+                    prompt = encoder.prompt(tasks[name].type, role)
+                    for text in texts:
+                        yield prompt, text
+
+
+def evaluate_task(
+    task: Task, data: TaskData, engine: EmbeddingEngine, context: ScoreContext
+) -> ResultFile:
+    """Score every subset and split of one task into its result file (not yet written)."""
+    t0 = time.perf_counter()
+    encoder = context.encoder
+    assert encoder is not None, "evaluate_task needs the run's encoder in its context"
+    scores: dict[str, list[Any]] = {}
+    for subset, by_split in data.items():
+        for split, split_data in by_split.items():
+            emb = {
+                group: engine.embed(texts, encoder.prompt(task.type, role))
+                for group, (texts, role) in split_texts(split_data).items()
+            }
+            metrics = score_split(split_data, emb, context)
+            metrics["main_score"] = metrics[task.main_score]
+            metrics["hf_subset"] = subset
+            metrics["languages"] = ["eng-Latn"] if subset == "default" else []
+            scores.setdefault(split, []).append(metrics)
+    return ResultFile(
+        task_name=task.name,
+        scores=scores,
+        dataset_revision=task.revision,
+        evaluation_time=time.perf_counter() - t0,
+        extra={
+            "mteb_version": None,
+            "chemteb_eval_version": __version__,
+            "kg_co2_emissions": None,
+        },
+    )
+
+
+def _evaluate_all(
+    plan: Plan,
+    loaded: dict[str, TaskData],
+    engine: EmbeddingEngine,
+    context: ScoreContext,
+    out_dir: Path,
+    report: RunReport,
+    log: Log,
+) -> None:
+    from tqdm.auto import tqdm
+
+    by_name = {t.name: t for t in plan.tasks}
+    for name in tqdm(list(loaded), desc="tasks", unit="task", disable=not context.progress):
+        task = by_name[name]
+        try:
+            result = evaluate_task(task, loaded[name], engine, context)
+            result.write(out_dir)
+            report.statuses[name] = "done"
+        except Exception as exc:
+            report.statuses[name] = "failed"
+            report.errors[name] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            log(f"[failed] {name}: {report.errors[name]}")
+            continue
+        try:  # the summary's number: the plan's main score, over the plan's splits
+            score = result.score(plan.main_score(task), plan.splits(task))
+        except ValueError:
+            score = None
+        if score is not None:
+            report.main_scores[name] = score
+
+
+def _hardware() -> dict[str, Any]:
+    info: dict[str, Any] = {"platform": platform.platform(), "python": platform.python_version()}
+    info["cpus"] = os.cpu_count()
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+        info["cuda"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    except ImportError:  # pragma: no cover - torch is a dependency
+        pass
+    return info
+
+
+def write_run_meta(out_dir: Path, plan: Plan, report: RunReport) -> None:
+    """``run_meta.json``: hardware, encoding statistics, per-task status and errors."""
+    write_json_atomic(
+        out_dir / "run_meta.json",
+        {
+            "chemteb_eval_version": __version__,
+            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "benchmark": plan.benchmark.name if plan.benchmark is not None else None,
+            "hardware": _hardware(),
+            "seconds": report.seconds,
+            "encoding": report.encoding,
+            "tasks": report.statuses,
+            "errors": report.errors,
+        },
+    )
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def _open(
+    model: str | Encoder, output_dir: Path, cache: Path | None, **load_options: Any
+) -> tuple[Encoder, Path]:
+    """Check the folders (before minutes of model loading), then load the model."""
+    _writable(output_dir, "--output-dir:", "pass a folder you can write to")
+    if cache is not None:
+        fix = "run with --no-cache, or set CHEMTEB_CACHE to a folder you can write to"
+        _writable(cache, "embedding cache folder", fix, read_only_ok=True)
+    if isinstance(model, str):
+        from chemteb_eval.models import load_encoder
+
+        model = load_encoder(model, **load_options)
+    out_dir = model_dir(output_dir, model.meta.name, model.meta.revision)
+    _writable(out_dir, "--output-dir:", "pass a folder you can write to")
+    return model, out_dir
+
+
+def run(
+    model: str | Encoder = "sentence-transformers/all-MiniLM-L6-v2",
+    *,
+    benchmark: str | Benchmark | None = None,
+    tasks: Sequence[Task] | None = None,
+    output_dir: str | Path = "results",
+    batch_size: int = 32,
+    device: str | None = None,
+    precision: str = "float32",
+    api_base: str | None = None,
+    overwrite: bool = False,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    progress: bool = True,
+    log: Log = print,
+) -> RunReport:
+    """Evaluate a model on a benchmark (default PipChem), or on given tasks — scored by the
+    benchmark's protocol (splits, main scores) when one is given too, else by their own.
+
+    Args:
+        model: a model name or folder (any prefix ``load_encoder`` reads), or an ``Encoder``.
+        benchmark: a benchmark name or record.
+        tasks: task records to run (with ``benchmark``: some of its tasks).
+        output_dir: where result folders go (MTEB layout).
+        batch_size: texts per model call.
+        device: the torch device for local models.
+        precision: float32, or float16/bfloat16 on CUDA.
+        api_base: the API root for ``openai:`` models.
+        overwrite: rerun tasks whose result file exists.
+        cache_dir: the embedding cache folder (default ``~/.cache/chemteb/embeddings``).
+        use_cache: keep embeddings on disk and reuse them across runs.
+        progress: show progress bars.
+        log: where one-line messages go.
+
+    Returns:
+        A ``RunReport``.
+    """
+    started = time.perf_counter()
+    plan = select(benchmark, tasks)
+    cache_folder = _cache_folder(cache_dir) if use_cache else None
+    options = {"device": device, "precision": precision, "api_base": api_base}
+    encoder, out_dir = _open(model, Path(output_dir), cache_folder, **options)
+    report = RunReport(results_dir=out_dir)
+    # opened first: a damaged cache stops the run before any work
+    cache = EmbeddingCache(cache_folder, **_identity(encoder)) if cache_folder else None
+    state = distributed_state()
+    # Under torchrun/accelerate every rank loads the data and encodes its shard; only the main
+    # process scores and writes.
+    main = state is None or bool(state.is_main_process)
+    if main:
+        write_json_atomic(out_dir / "model_meta.json", encoder.meta.to_dict())
+    loaded = load(plan, pending(plan, out_dir, overwrite, report, log), report, log)
+    engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
+    try:
+        engine.prefetch(requests(encoder, {t.name: t for t in plan.tasks}, loaded))
+        if main:
+            context = ScoreContext(encoder, batch_size, progress)
+            _evaluate_all(plan, loaded, engine, context, out_dir, report, log)
+    finally:
+        report.encoding = engine.stats.to_dict()
+        report.seconds = time.perf_counter() - started
+        if cache is not None:
+            cache.close()
+        if main:  # also after Ctrl-C or an error: what was done is recorded
+            write_run_meta(out_dir, plan, report)
+    return report
+
+
+def _identity(encoder: Encoder) -> dict[str, Any]:
+    meta = encoder.meta
+    return {"model": meta.name, "revision": meta.revision, "source": meta.source}
