@@ -54,7 +54,7 @@ print(json.dumps(out))
 
 
 def ours(fixture: dict[str, Any]) -> list[dict[str, Any]]:
-    from chemteb_eval.scoring.chembench import Question, score_question
+    from chemteb_eval.chembench.score import Question, score_question
 
     questions = {k: Question.from_dict(v) for k, v in fixture["questions"].items()}
     rows = []
@@ -101,7 +101,7 @@ def main() -> None:
     parser.add_argument("--reference-python", default="/tmp/cbvenv/bin/python")
     args = parser.parse_args()
     fixture = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    import chemteb_eval.scoring.chembench  # noqa: F401  (import time is not scoring time)
+    import chemteb_eval.chembench.score  # noqa: F401  (import time is not scoring time)
 
     start = time.perf_counter()
     mine = summary(fixture, ours(fixture))

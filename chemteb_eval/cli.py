@@ -200,7 +200,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
 
 
 def _questions(args: argparse.Namespace) -> Any:
-    from chemteb_eval.data.chembench import load_questions
+    from chemteb_eval.chembench.load import load_questions
 
     loaded = load_questions(args.questions, revision=args.revision)
     if loaded.skipped:
@@ -211,7 +211,7 @@ def _questions(args: argparse.Namespace) -> Any:
 
 
 def _cmd_chembench_prompts(args: argparse.Namespace) -> int:
-    from chemteb_eval.chembench_runner import write_prompts
+    from chemteb_eval.chembench.run import write_prompts
 
     loaded = _questions(args)
     n = write_prompts(
@@ -227,8 +227,8 @@ def _cmd_chembench_prompts(args: argparse.Namespace) -> int:
 
 
 def _cmd_chembench_generate(args: argparse.Namespace) -> int:
-    from chemteb_eval.chembench_runner import generate_completions
-    from chemteb_eval.models.generation import load_generator
+    from chemteb_eval.chembench.generate import load_generator
+    from chemteb_eval.chembench.run import generate_completions
 
     loaded = _questions(args)
     generator = load_generator(
@@ -255,13 +255,13 @@ def _cmd_chembench_generate(args: argparse.Namespace) -> int:
 def _refusal_classifier(model: str | None) -> Any:
     if not model:
         return None
-    from chemteb_eval.models.refusal import load_refusal_classifier
+    from chemteb_eval.chembench.refusal import load_refusal_classifier
 
     return load_refusal_classifier(model)
 
 
 def _cmd_chembench_score(args: argparse.Namespace) -> int:
-    from chemteb_eval.chembench_runner import read_completions, score_completions
+    from chemteb_eval.chembench.run import read_completions, score_completions
 
     loaded = _questions(args)
     report = args.report or str(args.completions).rsplit(".", 1)[0] + ".report.json"

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 import yaml
 
-from chemteb_eval.chembench_runner import read_completions
+from chemteb_eval.chembench.run import read_completions
+from chemteb_eval.chembench.score import score_chembench
 from chemteb_eval.cli import main as chemteb_main
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import model_fingerprint
@@ -31,7 +32,6 @@ from chemteb_eval.errors import ChemtebError
 from chemteb_eval.hub.model_card import CardMergeError, card_with_results
 from chemteb_eval.models.base import ModelMeta
 from chemteb_eval.runner import run
-from chemteb_eval.scoring.chembench import score_chembench
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
 from .chembench_cases import MCQ, QUESTION

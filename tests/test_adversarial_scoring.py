@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from chemteb_eval.chembench.score import score_chembench
 from chemteb_eval.scoring import (
     score_bitext_mining,
     score_classification,
@@ -38,7 +39,6 @@ from chemteb_eval.scoring import (
     score_pair_classification,
     score_retrieval,
 )
-from chemteb_eval.scoring.chembench import score_chembench
 from chemteb_eval.scoring.ner import score_ner
 from chemteb_eval.scoring.sts import score_sts
 

@@ -9,16 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from chemteb_eval.data.chembench import load_questions
-from chemteb_eval.scoring.chembench import (
-    Question,
-    build_prompt,
-    option_order,
-    score_chembench,
-    score_question,
-    strip_wrappers,
-)
-from chemteb_eval.scoring.chembench_parse import (
+from chemteb_eval.chembench.load import load_questions
+from chemteb_eval.chembench.parse import (
     extract_mcq,
     extract_number,
     find_tagged,
@@ -26,7 +18,15 @@ from chemteb_eval.scoring.chembench_parse import (
     parse_number,
     word_number,
 )
-from chemteb_eval.tasks.chembench import keyword_problems
+from chemteb_eval.chembench.questions import keyword_problems
+from chemteb_eval.chembench.score import (
+    Question,
+    build_prompt,
+    option_order,
+    score_chembench,
+    score_question,
+    strip_wrappers,
+)
 
 FIXTURE = Path(__file__).parent / "data" / "chembench_fixture.json"
 OPTIONS = [

@@ -15,11 +15,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from chemteb_eval.chembench_runner import read_completions, score_completions
+from chemteb_eval.chembench.load import load_questions
+from chemteb_eval.chembench.run import read_completions, score_completions
+from chemteb_eval.chembench.score import Question, option_order, score_chembench
 from chemteb_eval.cli import main
-from chemteb_eval.data.chembench import load_questions
 from chemteb_eval.data.hub_layout import write_hub_dataset
-from chemteb_eval.scoring.chembench import Question, option_order, score_chembench
 
 from .conftest import REPO_ROOT
 from .fake_hub import FakeHub
@@ -121,7 +121,7 @@ def test_hub_questions_through_the_loopback_hub(tmp_path: Path) -> None:
             {str(p.relative_to(repo)): p.read_bytes() for p in repo.rglob("*") if p.is_file()},
         )
         code = (
-            "import json, sys; from chemteb_eval.data.chembench import load_questions; "
+            "import json, sys; from chemteb_eval.chembench.load import load_questions; "
             "s = load_questions('hub:jablonkagroup/ChemBench', revision=sys.argv[1]); "
             "print(json.dumps([q.to_dict() for q in s.questions]))"
         )
@@ -319,7 +319,7 @@ def test_generate_with_a_transformers_pipeline(tmp_path: Path) -> None:
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    from chemteb_eval.models.generation import load_generator
+    from chemteb_eval.chembench.generate import load_generator
 
     words = ["[UNK]", "[EOS]", "The", "answer", "is", "[ANSWER]", "A", "[/ANSWER]", "Question:"]
     tok = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
@@ -374,8 +374,8 @@ def test_refusal_classifier_from_a_local_model(tmp_path: Path) -> None:
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
 
+    from chemteb_eval.chembench.refusal import load_refusal_classifier
     from chemteb_eval.errors import ChemtebError
-    from chemteb_eval.models.refusal import load_refusal_classifier
 
     words = ["[UNK]", "[PAD]", "[CLS]", "[SEP]", "no", "way", "the", "answer"]
     tok = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]"))

@@ -38,6 +38,17 @@ def test_scoring_import_stays_light() -> None:
     assert proc.stdout.strip() == "False"
 
 
+def test_chembench_parse_and_score_import_nothing_heavy() -> None:
+    code = (
+        "import sys, chemteb_eval.chembench, chemteb_eval.chembench.parse, "
+        "chemteb_eval.chembench.prompts, chemteb_eval.chembench.score; "
+        "print(sorted(m for m in ('torch', 'datasets', 'evaluate', 'transformers', 'numpy') "
+        "if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
 def test_ci_runs_exactly_the_readme_test_command() -> None:
     from .conftest import REPO_ROOT
 

@@ -5,7 +5,6 @@ This room imports numpy, scipy and scikit-learn only (never torch, datasets or e
 """
 
 from .bitext_mining import score_bitext_mining
-from .chembench import score_chembench
 from .classification import score_classification
 from .clustering import score_clustering
 from .pair_classification import score_pair_classification
@@ -13,7 +12,6 @@ from .retrieval import score_retrieval
 
 __all__ = [
     "score_bitext_mining",
-    "score_chembench",
     "score_classification",
     "score_clustering",
     "score_pair_classification",

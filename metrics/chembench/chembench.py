@@ -7,11 +7,10 @@ import datasets
 import evaluate
 
 from chemteb_eval import metric_docs  # From: chemteb-eval
+from chemteb_eval.chembench.questions import Question  # From: chemteb-eval
+from chemteb_eval.chembench.score import check_completions, score_chembench  # From: chemteb-eval
 from chemteb_eval.evaluate_support import DirectCompute  # From: chemteb-eval
 from chemteb_eval.metric_docs import CHEMBENCH_CITATION  # From: chemteb-eval
-from chemteb_eval.scoring import score_chembench  # From: chemteb-eval
-from chemteb_eval.scoring.chembench import check_completions  # From: chemteb-eval
-from chemteb_eval.tasks.chembench import Question  # From: chemteb-eval
 
 _DESCRIPTION = """\
 Scores LLM completions against ChemBench questions: reads the answer (answer tags, option

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._retry import post_json
+from chemteb_eval.models._retry import post_json
 
 __all__ = ["Generator", "load_generator"]
 

@@ -1,7 +1,7 @@
 """ChemBench question records: one frozen, validated record per question, and keyword checks.
 
 The question-file schema (local JSON) and the Hub's row schema (``jablonkagroup/ChemBench``) both
-load through ``Question.from_dict``; ``chemteb_eval.data.chembench`` reads the files.
+load through ``Question.from_dict``; ``load.py`` reads the files.
 """
 
 from __future__ import annotations

@@ -1,152 +1,36 @@
-"""ChemBench: questions, prompts and the scoring of LLM answers (fraction correct).
+"""ChemBench scoring: fraction correct of LLM answers, with refusals and parse failures counted.
 
-Pure functions over strings and dicts (no files, no network): ``chemteb_eval.data.chembench``
-reads question files and the Hub copy; ``metrics/chembench`` and ``chemteb chembench`` wrap
-``score_chembench``. Answer extraction is ``chembench_parse``.
+Pure functions over strings and dicts (no files, no network, nothing heavy imported):
+``load.py`` reads question files and the Hub copy; ``metrics/chembench`` and ``chemteb
+chembench`` wrap ``score_chembench``. Answer extraction is ``parse.py``, prompts ``prompts.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import random
-import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from chemteb_eval.tasks.chembench import (
-    DIFFICULTY_KEYWORDS,
-    REQUIREMENT_KEYWORDS,
-    Question,
-    keyword_problems,
-)
-
-from .chembench_parse import Extraction, extract_mcq, extract_number, is_keyword_refusal
+from .parse import Extraction, extract_mcq, extract_number, is_keyword_refusal
+from .prompts import PromptMode, build_prompt, option_order, strip_wrappers
+from .questions import DIFFICULTY_KEYWORDS, REQUIREMENT_KEYWORDS, Question, keyword_problems
 
 __all__ = [
     "DIFFICULTY_KEYWORDS",
     "REQUIREMENT_KEYWORDS",
     "Question",
     "QuestionResult",
+    "ScoringOptions",
     "build_prompt",
+    "check_completions",
     "keyword_problems",
     "option_order",
     "score_chembench",
     "score_question",
     "strip_wrappers",
 ]
-
-PromptMode = Literal["instruction", "completion"]
-
-
-# -- prompts ---------------------------------------------------------------------------------
-
-_WRAPPERS = (
-    re.compile(r"\\ce\{((?:[^{}]|\{[^{}]*\})*)\}"),
-    re.compile(r"\\pu\{((?:[^{}]|\{[^{}]*\})*)\}"),
-    re.compile(r"\[START_SMILES\](.*?)\[END_SMILES\]", re.DOTALL),
-    re.compile(r"\[START_RXNSMILES\](.*?)\[END_RXNSMILES\]", re.DOTALL),
-    re.compile(r"\$([^$]+)\$"),
-)
-
-
-def strip_wrappers(text: str) -> str:
-    """``\\ce{H2O}`` -> ``H2O``, ``\\pu{1 mol}`` -> ``1 mol``, ``$x$`` -> ``x``,
-    ``[START_SMILES]CCO[END_SMILES]`` -> ``CCO`` (also reaction SMILES)."""
-    for pattern in _WRAPPERS:
-        text = pattern.sub(lambda m: m.group(1), text)
-    return text
-
-
-def option_order(question: Question, seed: int | None) -> list[str]:
-    """The option texts in the order they are lettered: the file's order, or a shuffle seeded
-    by ``seed`` and the question's key (so prompts and scoring agree without sharing state)."""
-    options = list(question.target_scores or {})
-    if seed is not None:
-        digest = hashlib.sha256(f"{seed}:{question.key}".encode()).hexdigest()
-        random.Random(int(digest[:16], 16)).shuffle(options)
-    return options
-
-
-_INSTRUCTION_MCQ = """The following is a multiple-choice question about chemistry. One or more options are correct.{cot}
-
-Question: {question}
-
-Options:
-{options}
-
-Give the letter(s) of the correct option(s) inside [ANSWER] and [/ANSWER], separated by commas if there are several, for example [ANSWER]{example}[/ANSWER]. Answer in exactly this format even if you are unsure; the answer is read automatically."""
-_INSTRUCTION_NUMERIC = """The following is a question about chemistry. The answer is a number.{cot}
-
-Question: {question}
-
-Give the final answer as one number inside [ANSWER] and [/ANSWER], without units, using a dot as the decimal separator, for example [ANSWER]4.2[/ANSWER]. Answer in exactly this format even if you are unsure; the answer is read automatically."""
-_COMPLETION_MCQ = """The following is a multiple-choice question about chemistry. One or more options are correct.{cot}
-
-Question: {question}
-
-Options:
-{options}
-
-Answer with only the letter(s) of the correct option(s), separated by commas. You can choose from {letters}.
-
-Answer:"""
-_COMPLETION_NUMERIC = """The following is a question about chemistry. The answer is a number.{cot}
-
-Question: {question}
-
-Answer with only one number, without units, using a dot as the decimal separator.
-
-Answer:"""
-COT_LINE = "Think step by step before giving the final answer."
-
-
-def build_prompt(
-    question: Question,
-    *,
-    mode: PromptMode = "instruction",
-    cot: bool = False,
-    shuffle_seed: int | None = None,
-    keep_wrappers: bool = False,
-) -> tuple[str, list[str]]:
-    """The prompt for one question and the option texts in lettered order.
-
-    Args:
-        question: the question.
-        mode: ``instruction`` (answer inside [ANSWER]...[/ANSWER]) or ``completion`` (ends with
-            "Answer:").
-        cot: add a chain-of-thought line.
-        shuffle_seed: shuffle the options (``option_order``); ``None`` keeps the file's order.
-        keep_wrappers: keep ``\\ce{}``, ``\\pu{}``, ``$...$`` and ``[START_SMILES]`` markup (for
-            models trained on it); by default it is removed from question and options alike.
-
-    Returns:
-        The prompt and the options (A is the first).
-    """
-    if mode not in ("instruction", "completion"):
-        raise ValueError(f"mode: {mode!r}; use 'instruction' or 'completion'.")
-    fix = (lambda t: t) if keep_wrappers else strip_wrappers
-    options = option_order(question, shuffle_seed) if question.is_mcq else []
-    letters = [chr(65 + i) for i in range(len(options))]
-    cot_text = f"\n{COT_LINE}" if cot else ""
-    if question.is_mcq:
-        template = _INSTRUCTION_MCQ if mode == "instruction" else _COMPLETION_MCQ
-        prompt = template.format(
-            cot=cot_text,
-            question=fix(question.input),
-            options="\n".join(
-                f"{letter}. {fix(o)}" for letter, o in zip(letters, options, strict=True)
-            ),
-            letters=", ".join(letters),
-            example=",".join(letters[:2]) if len(letters) > 1 else "A",
-        )
-    else:
-        template = _INSTRUCTION_NUMERIC if mode == "instruction" else _COMPLETION_NUMERIC
-        prompt = template.format(cot=cot_text, question=fix(question.input))
-    return prompt, options
-
 
 # -- scoring ---------------------------------------------------------------------------------
 
@@ -168,35 +52,53 @@ class QuestionResult:
     metrics: dict[str, float | None] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How answers are read and judged; ``score_chembench``'s keyword arguments of the same
+    names document each one."""
+
+    mode: PromptMode = "instruction"
+    shuffle_seed: int | None = None
+    relative_tolerance: float = 0.01
+    absolute_floor: float = ABSOLUTE_FLOOR
+    detect_refusals: bool = True
+    refusal_classifier: Callable[[str], bool] | None = None
+    retry: Callable[[Question, int], str] | None = None
+    max_retries: int = 1
+    llm_extractor: Callable[[str], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("instruction", "completion"):
+            raise ValueError(f"mode: {self.mode!r}; use 'instruction' or 'completion'.")
+        if not self.relative_tolerance >= 0 or not self.absolute_floor >= 0:
+            raise ValueError("relative_tolerance, absolute_floor: must be >= 0.")
+
+
 def score_question(
     question: Question,
     completion: str,
-    *,
-    mode: PromptMode = "instruction",
-    shuffle_seed: int | None = None,
-    relative_tolerance: float = 0.01,
-    absolute_floor: float = ABSOLUTE_FLOOR,
-    detect_refusals: bool = True,
-    refusal_classifier: Callable[[str], bool] | None = None,
-    retry: Callable[[Question, int], str] | None = None,
-    max_retries: int = 1,
-    llm_extractor: Callable[[str], str | None] | None = None,
+    options: ScoringOptions | None = None,
+    **changes: Any,
 ) -> QuestionResult:
-    """Score one completion (see ``score_chembench`` for the arguments and rules)."""
+    """Score one completion under ``options``, with any field changed by keyword (see
+    ``score_chembench`` for the options and the rules)."""
+    opts = replace(options or ScoringOptions(), **changes) if changes else options
+    opts = opts or ScoringOptions()
+    mode, shuffle_seed = opts.mode, opts.shuffle_seed
     retries = 0
-    refused = detect_refusals and _refused(
-        completion, question, mode, shuffle_seed, refusal_classifier
+    refused = opts.detect_refusals and _refused(
+        completion, question, mode, shuffle_seed, opts.refusal_classifier
     )
-    while refused and retry is not None and retries < max_retries:
+    while refused and opts.retry is not None and retries < opts.max_retries:
         retries += 1
-        completion = retry(question, retries)
-        refused = _refused(completion, question, mode, shuffle_seed, refusal_classifier)
+        completion = opts.retry(question, retries)
+        refused = _refused(completion, question, mode, shuffle_seed, opts.refusal_classifier)
     if refused:
         result = QuestionResult(question.key, False, True, False, None, "none", "refused", retries)
         if question.is_mcq:
             result.metrics = dict(_mcq_metrics(question, (), shuffle_seed))
         return result
-    extraction = _extract(question, completion, mode, shuffle_seed, llm_extractor)
+    extraction = _extract(question, completion, mode, shuffle_seed, opts.llm_extractor)
     result = QuestionResult(
         question.key,
         False,
@@ -218,9 +120,9 @@ def score_question(
         rel = (
             question.relative_tolerance
             if question.relative_tolerance is not None
-            else relative_tolerance
+            else opts.relative_tolerance
         )
-        tolerance = max(rel * abs(question.target), absolute_floor)
+        tolerance = max(rel * abs(question.target), opts.absolute_floor)
         # Answers near float's limit (1e200, 1.7e308) are scored, just wrong: their squared
         # (or even plain) error leaves float's range, and a JSON report holds no inf.
         square = error * error
@@ -366,26 +268,26 @@ def score_chembench(
         )
     if not questions:
         raise ValueError("questions: none given.")
-    if not relative_tolerance >= 0 or not absolute_floor >= 0:
-        raise ValueError("relative_tolerance, absolute_floor: must be >= 0.")
-    parsed_questions = [q if isinstance(q, Question) else Question.from_dict(q) for q in questions]
-    results = []
-    for question, completion in zip(parsed_questions, completions, strict=True):
-        results.append(
-            score_question(
-                question,
-                completion,
-                mode=mode,
-                shuffle_seed=shuffle_seed,
-                relative_tolerance=relative_tolerance,
-                absolute_floor=absolute_floor,
-                detect_refusals=detect_refusals,
-                refusal_classifier=refusal_classifier,
-                retry=retry,
-                max_retries=max_retries,
-                llm_extractor=llm_extractor,
-            )
-        )
+    options = ScoringOptions(
+        mode=mode,
+        shuffle_seed=shuffle_seed,
+        relative_tolerance=relative_tolerance,
+        absolute_floor=absolute_floor,
+        detect_refusals=detect_refusals,
+        refusal_classifier=refusal_classifier,
+        retry=retry,
+        max_retries=max_retries,
+        llm_extractor=llm_extractor,
+    )
+    parsed = [q if isinstance(q, Question) else Question.from_dict(q) for q in questions]
+    results = [score_question(q, c, options) for q, c in zip(parsed, completions, strict=True)]
+    out = _summary(parsed, results)
+    if return_details:
+        out["details"] = [_detail(r) for r in results]
+    return out
+
+
+def _summary(parsed_questions: list[Question], results: list[QuestionResult]) -> dict[str, Any]:
     n = len(results)
     refusals = sum(r.refused for r in results)
     failures = sum(1 for r in results if not r.refused and not r.parsed)
@@ -433,19 +335,18 @@ def score_chembench(
             }
             for key, rs in sorted(grouped.items())
         }
-    if return_details:
-        out["details"] = [
-            {
-                "key": r.key,
-                "correct": r.correct,
-                "refused": r.refused,
-                "parsed": r.parsed,
-                "answer": list(r.answer) if isinstance(r.answer, tuple) else r.answer,
-                "method": r.method,
-                "reason": r.reason,
-                "retries": r.retries,
-                **r.metrics,
-            }
-            for r in results
-        ]
     return out
+
+
+def _detail(r: QuestionResult) -> dict[str, Any]:
+    return {
+        "key": r.key,
+        "correct": r.correct,
+        "refused": r.refused,
+        "parsed": r.parsed,
+        "answer": list(r.answer) if isinstance(r.answer, tuple) else r.answer,
+        "method": r.method,
+        "reason": r.reason,
+        "retries": r.retries,
+        **r.metrics,
+    }

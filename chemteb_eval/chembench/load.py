@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from chemteb_eval.errors import ChemtebError
-from chemteb_eval.tasks.chembench import Question, keyword_problems
+
+from .questions import Question, keyword_problems
 
 __all__ = ["CHEMBENCH_HUB_ID", "CHEMBENCH_HUB_REVISION", "QuestionSet", "load_questions"]
 

@@ -1,5 +1,5 @@
 """ChemBench end to end: prompts to JSONL, completions from a model (resumable), scores to a
-report. What ``chemteb chembench`` runs; the math is ``chemteb_eval.scoring.chembench``."""
+report. What ``chemteb chembench`` runs; the math is ``score.py``."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from chemteb_eval.data.chembench import QuestionSet
-from chemteb_eval.results.io import write_json_atomic
-from chemteb_eval.scoring.chembench import PromptMode, build_prompt, score_chembench
-from chemteb_eval.tasks.chembench import Question
+from chemteb_eval._files import write_json_atomic
+
+from .load import QuestionSet
+from .prompts import PromptMode, build_prompt
+from .questions import Question
+from .score import score_chembench
 
 __all__ = ["generate_completions", "read_completions", "score_completions", "write_prompts"]
 
