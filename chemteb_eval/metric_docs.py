@@ -6,8 +6,10 @@ never drift from) a default that lives in code.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 CHEMTEB_CITATION = """\
@@ -40,6 +42,52 @@ REFERENCE_URLS = [
     "https://arxiv.org/abs/2412.00532",
     "https://github.com/embeddings-benchmark/mteb",
 ]
+
+
+@dataclass(frozen=True)
+class MetricModule:
+    """One evaluate module: ``metrics/<name>/`` in the repository, the Space ``chemteb/<name>``.
+
+    Args:
+        name: the folder and Space name.
+        function: the scoring function it wraps, as ``module:attribute`` (imported on demand, so
+            the table costs nothing to read).
+        what: one line on what it scores.
+    """
+
+    name: str
+    function: str
+    what: str
+
+    def load_function(self) -> Callable[..., Any]:
+        module, attribute = self.function.split(":")
+        func: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
+        return func
+
+
+#: Every evaluate module the project ships, in the order ``chemteb metrics`` lists them. A test
+#: checks that the ``metrics/*/`` folders are exactly these.
+METRICS: tuple[MetricModule, ...] = (
+    MetricModule(
+        "classification", "chemteb_eval.scoring:score_classification", "logistic-regression probe"
+    ),
+    MetricModule(
+        "clustering", "chemteb_eval.scoring:score_clustering", "mini-batch k-means, V-measure"
+    ),
+    MetricModule(
+        "pair_classification", "chemteb_eval.scoring:score_pair_classification", "best-threshold F1"
+    ),
+    MetricModule("bitext_mining", "chemteb_eval.scoring:score_bitext_mining", "top-1 cosine, F1"),
+    MetricModule(
+        "retrieval", "chemteb_eval.scoring:score_retrieval", "exact cosine top-k, nDCG@10"
+    ),
+    MetricModule(
+        "chembench", "chemteb_eval.chembench.score:score_chembench", "LLM answers, fraction correct"
+    ),
+    MetricModule("sts", "chemteb_eval.scoring.sts:score_sts", "Spearman of cosine, OOV policy"),
+    MetricModule("ner", "chemteb_eval.scoring.ner:score_ner", "entity F-beta (seqeval's)"),
+)
+METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
 
 
 def protocol_defaults(func: Callable[..., Any]) -> dict[str, Any]:

@@ -75,7 +75,7 @@ def _url(srv: _Server) -> str:
 
 def test_batches_order_prompts_and_key(server: _Server) -> None:
     enc = HTTPEmbeddingEncoder(
-        "test-embed", base_url=_url(server), api_key="sk-test", max_batch=3, backoff=0
+        "test-embed", api_base=_url(server), api_key="sk-test", max_batch=3, backoff=0
     )
     assert enc.meta.embedding_dim == 8
     texts = [f"compound {i}" for i in range(7)]
@@ -87,7 +87,7 @@ def test_batches_order_prompts_and_key(server: _Server) -> None:
 
 
 def test_retries_rate_limits_and_server_errors(server: _Server) -> None:
-    enc = HTTPEmbeddingEncoder("test-embed", base_url=_url(server), backoff=0, max_retries=3)
+    enc = HTTPEmbeddingEncoder("test-embed", api_base=_url(server), backoff=0, max_retries=3)
     server.failures = [429, 503, 500]
     before = enc.requests
     out = enc.encode(["a", "b"], prompt="", batch_size=8)
@@ -99,12 +99,12 @@ def test_retries_rate_limits_and_server_errors(server: _Server) -> None:
 
 def test_client_errors_and_unreachable_servers_are_clear(server: _Server) -> None:
     with pytest.raises(ChemtebError, match=r"answered 404 for model missing.*Check the model name"):
-        HTTPEmbeddingEncoder("missing", base_url=_url(server), backoff=0)
+        HTTPEmbeddingEncoder("missing", api_base=_url(server), backoff=0)
     port = server.server_address[1]
     server.shutdown()
     server.server_close()
     with pytest.raises(ChemtebError, match=r"failed 2 times \(ConnectError"):
-        HTTPEmbeddingEncoder("x", base_url=f"http://127.0.0.1:{port}/v1", backoff=0, max_retries=1)
+        HTTPEmbeddingEncoder("x", api_base=f"http://127.0.0.1:{port}/v1", backoff=0, max_retries=1)
 
 
 def test_runs_through_the_runner(
@@ -115,7 +115,7 @@ def test_runs_through_the_runner(
 
     monkeypatch.setenv("CHEMTEB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CHEMTEB_PIPCHEM_SCALE", "small")
-    enc = HTTPEmbeddingEncoder("test-embed", base_url=_url(server), backoff=0)
+    enc = HTTPEmbeddingEncoder("test-embed", api_base=_url(server), backoff=0)
     report = run(
         enc,
         tasks=[get_task("PipChemSMILESNameBM")],

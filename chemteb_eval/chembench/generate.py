@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from chemteb_eval.models._retry import post_json
+from chemteb_eval.models.spec import parse_model_spec
 
 __all__ = ["Generator", "load_generator"]
 
@@ -23,7 +24,7 @@ def _openai(
     model: str,
     *,
     mode: str,
-    base_url: str | None,
+    api_base: str | None,
     api_key: str | None,
     max_tokens: int,
     temperature: float,
@@ -32,7 +33,7 @@ def _openai(
 ) -> Generator:
     import httpx
 
-    base = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip(
+    base = (api_base or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip(
         "/"
     )
     key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -105,7 +106,7 @@ def load_generator(
     spec: str,
     *,
     mode: str = "instruction",
-    base_url: str | None = None,
+    api_base: str | None = None,
     api_key: str | None = None,
     max_tokens: int = 512,
     temperature: float = 0.0,
@@ -117,7 +118,7 @@ def load_generator(
     Args:
         spec: the model, with its backend prefix.
         mode: ``instruction`` (chat endpoint) or ``completion`` (completions endpoint).
-        base_url: the OpenAI-compatible API root (default ``$OPENAI_BASE_URL``).
+        api_base: the OpenAI-compatible API root (default ``$OPENAI_BASE_URL``).
         api_key: its key (default ``$OPENAI_API_KEY``).
         max_tokens: the longest completion.
         temperature: 0 for greedy decoding.
@@ -126,21 +127,20 @@ def load_generator(
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens: must be positive, got {max_tokens}.")
-    if spec.startswith("openai:"):
+    parsed = parse_model_spec(spec)
+    if parsed.backend == "openai":
         return _openai(
-            spec[len("openai:") :],
+            parsed.name,
             mode=mode,
-            base_url=base_url,
+            api_base=api_base,
             api_key=api_key,
             max_tokens=max_tokens,
             temperature=temperature,
             max_retries=max_retries,
             timeout=timeout,
         )
-    if spec.startswith("transformers:"):
-        return _transformers(
-            spec[len("transformers:") :], max_tokens=max_tokens, temperature=temperature
-        )
+    if parsed.backend == "transformers":
+        return _transformers(parsed.name, max_tokens=max_tokens, temperature=temperature)
     raise ValueError(
         f"model: {spec!r}; use openai:MODEL (any OpenAI-compatible server) or transformers:ID."
     )

@@ -11,16 +11,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from chemteb_eval.models.spec import parse_model_spec
 from chemteb_eval.tasks import get_benchmark
 
 from ._errors import endpoint, hub_errors, require_token
+from ._repo import check_repo_id
 
 __all__ = ["DEFAULT_IMAGE", "JobPlan", "job_plan", "submit"]
 
 # A plain Python image: `pip install chemteb-eval` brings torch, whose default Linux wheel is
 # the CUDA build, so GPU flavors work. --image picks another (e.g. a PyTorch CUDA image).
 DEFAULT_IMAGE = "python:3.11"
-_PREFIXES = ("openai:", "transformers:", "transformers-cls:", "model2vec:")
 
 
 @dataclass(frozen=True)
@@ -32,15 +33,6 @@ class JobPlan:
     flavor: str
     timeout: str
     push_to: str | None
-
-
-def _hub_id(model: str) -> str | None:
-    for prefix in _PREFIXES:
-        if model.startswith(prefix):
-            model = model[len(prefix) :]
-            if prefix == "openai:":
-                return None
-    return model if model.count("/") == 1 else None
 
 
 def job_plan(
@@ -74,7 +66,7 @@ def job_plan(
     flavors = [f.value for f in JobHardware]
     if flavor not in flavors:
         raise ValueError(f"flavor: {flavor!r} is not a Jobs flavor; use one of {flavors}.")
-    target = push_to or _hub_id(model)
+    target = check_repo_id(push_to, "push_to") if push_to else parse_model_spec(model).hub_id
     if push and target is None:
         raise ValueError(
             f"push_to: {model!r} is not a Hub model id; pass --push-to ORG/NAME or --no-push."

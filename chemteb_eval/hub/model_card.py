@@ -22,6 +22,7 @@ from chemteb_eval.results.schema import ResultFile, match_task
 from chemteb_eval.tasks import KINDS, Task
 
 from ._errors import hub_errors, require_token
+from ._repo import check_repo_id
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResult
@@ -460,8 +461,7 @@ def push_results(
     """
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ValueError(f"repo_id: {repo_id!r} is not 'org/name'.")
+    check_repo_id(repo_id)
     model, found = find_task_results(results, log=log)
     if not found:
         raise ValueError(f"results: no result file under {results} has a task on the Hub.")

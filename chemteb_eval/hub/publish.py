@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chemteb_eval import __version__
+from chemteb_eval.metric_docs import METRIC_NAMES
 
 from ._errors import hub_errors, require_token
+from ._repo import check_repo_id
 
 __all__ = [
     "METRIC_NAMES",
@@ -27,16 +29,6 @@ __all__ = [
     "publish_pipchem",
 ]
 
-METRIC_NAMES = (
-    "classification",
-    "clustering",
-    "pair_classification",
-    "bitext_mining",
-    "retrieval",
-    "chembench",
-    "sts",
-    "ner",
-)
 _IGNORE = ["__pycache__/*", "*.pyc", ".DS_Store"]
 
 
@@ -161,8 +153,7 @@ def publish_dataset_folder(
         log: where progress lines go.
     """
     folder = Path(folder)
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ValueError(f"repo_id: {repo_id!r} is not 'org/name'.")
+    check_repo_id(repo_id)
     if not (folder / "README.md").is_file() or not any(folder.rglob("*.parquet")):
         raise ValueError(
             f"folder: {folder} is not a Hub-layout dataset (README.md card and Parquet files); "

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from chemteb_eval.errors import ChemtebError
 
+from ._repo import check_repo_id
+
 __all__ = ["download_results"]
 
 
@@ -30,8 +32,7 @@ def download_results(
         ValueError: for a malformed repo id.
         ChemtebError: when the Hub cannot be reached and nothing is cached.
     """
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ValueError(f"repo_id: {repo_id!r} is not 'org/name'.")
+    check_repo_id(repo_id)
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 

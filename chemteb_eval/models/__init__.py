@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import Encoder, ModelMeta, Role
 from .prompts import convention_prompt
 from .sentence_transformers import DEFAULT_MODEL, SentenceTransformerEncoder
+from .spec import ModelSpec, parse_model_spec
 
 
 def load_encoder(
@@ -30,35 +31,35 @@ def load_encoder(
     Returns:
         An ``Encoder``.
     """
-    if name.startswith("openai:"):
+    spec = parse_model_spec(name)
+    if spec.backend == "openai":
         from .http import HTTPEmbeddingEncoder
 
-        return HTTPEmbeddingEncoder(name.split(":", 1)[1], base_url=api_base)
-    if name.startswith("model2vec:"):
+        return HTTPEmbeddingEncoder(spec.name, api_base=api_base)
+    if spec.backend == "model2vec":
         from .static import Model2VecEncoder
 
-        return Model2VecEncoder(name.split(":", 1)[1])
-    if name.startswith(("word2vec:", "fasttext:")):
+        return Model2VecEncoder(spec.name)
+    if spec.backend in ("word2vec", "fasttext"):
         from .static import WordVectorEncoder
 
-        kind, path = name.split(":", 1)
-        return WordVectorEncoder.load(path, kind=kind)
-    if name.startswith(("transformers:", "transformers-cls:")):
+        return WordVectorEncoder.load(spec.name, kind=spec.backend)
+    if spec.backend in ("transformers", "transformers-cls"):
         from .transformers_pooling import TransformersEncoder
 
-        kind, model = name.split(":", 1)
-        return TransformersEncoder(
-            model, pooling="cls" if kind == "transformers-cls" else "mean", device=device
-        )
-    return SentenceTransformerEncoder(name, device=device, precision=precision)
+        cls = spec.backend == "transformers-cls"
+        return TransformersEncoder(spec.name, pooling="cls" if cls else "mean", device=device)
+    return SentenceTransformerEncoder(spec.name, device=device, precision=precision)
 
 
 __all__ = [
     "DEFAULT_MODEL",
     "Encoder",
     "ModelMeta",
+    "ModelSpec",
     "Role",
     "SentenceTransformerEncoder",
     "convention_prompt",
     "load_encoder",
+    "parse_model_spec",
 ]

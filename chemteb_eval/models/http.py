@@ -1,6 +1,6 @@
 """An OpenAI-compatible HTTP embeddings backend (OpenAI, Azure-style proxies, vLLM, TEI, ...).
 
-``POST {base_url}/embeddings`` with ``{"model": ..., "input": [texts]}``; the response's
+``POST {api_base}/embeddings`` with ``{"model": ..., "input": [texts]}``; the response's
 ``data[i].index`` puts vectors back in input order. Batches are bounded by count; 429 and 5xx
 answers and connection errors are retried with exponential backoff (``Retry-After`` honoured);
 ``requests_per_minute`` spaces requests out.
@@ -27,7 +27,7 @@ class HTTPEmbeddingEncoder:
 
     Args:
         model: the model name the server knows.
-        base_url: the API root (default ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``).
+        api_base: the API root (default ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``).
         api_key: the bearer token (default ``$OPENAI_API_KEY``; none for local servers).
         max_batch: texts per request.
         max_retries: retries of one request before giving up.
@@ -40,7 +40,7 @@ class HTTPEmbeddingEncoder:
         self,
         model: str,
         *,
-        base_url: str | None = None,
+        api_base: str | None = None,
         api_key: str | None = None,
         max_batch: int = 256,
         max_retries: int = 6,
@@ -52,8 +52,8 @@ class HTTPEmbeddingEncoder:
 
         if max_batch < 1:
             raise ValueError(f"max_batch: must be positive, got {max_batch}.")
-        self.base_url = (
-            base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.api_base = (
+            api_base or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         ).rstrip("/")
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -73,7 +73,7 @@ class HTTPEmbeddingEncoder:
             embedding_dim=int(dim),
             max_tokens=None,
             framework="openai-compatible-http",
-            source=self.base_url,
+            source=self.api_base,
         )
 
     def prompt(self, task_type: str, role: Role | None) -> str:
@@ -90,7 +90,7 @@ class HTTPEmbeddingEncoder:
 
         payload = post_json(
             self._client,
-            f"{self.base_url}/embeddings",
+            f"{self.api_base}/embeddings",
             {"model": self.model, "input": texts},
             max_retries=self.max_retries,
             backoff=self.backoff,

@@ -1,0 +1,67 @@
+"""The ``chemteb`` command: argument parsing and printing only.
+
+Each command's arguments sit beside its handler (``evaluate.py``, ``hub.py``,
+``chemteb_eval/chembench/cli.py``); ``build_parser`` only wires them together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from chemteb_eval import __version__
+from chemteb_eval.chembench.cli import add_chembench
+from chemteb_eval.errors import ChemtebError
+
+from . import evaluate, hub
+
+__all__ = ["build_parser", "main"]
+
+COMMANDS = (
+    evaluate.add_metrics,
+    evaluate.add_list,
+    evaluate.add_run,
+    evaluate.add_rank,
+    hub.add_publish_metrics,
+    hub.add_publish_dataset,
+    hub.add_push_results,
+    hub.add_submit,
+    add_chembench,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chemteb",
+        description="Evaluate text embedding models on chemistry (ChemTEB).",
+    )
+    parser.add_argument("--version", action="version", version=f"chemteb-eval {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 0
+    try:
+        result: int = args.func(args)
+    except ValueError as exc:
+        # Bad names and arguments: one line, no traceback.
+        print(f"chemteb: error: {exc}", file=sys.stderr)
+        return 2
+    except ChemtebError as exc:
+        # The environment (token, network, data): one line that says what to do.
+        print(f"chemteb: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `chemteb list | head`
+        # Reading stops early; point stdout at devnull so the interpreter exits quietly.
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    return result

@@ -1,0 +1,5 @@
+"""``python -m chemteb_eval.cli``."""
+
+from . import main
+
+raise SystemExit(main())

@@ -1,0 +1,203 @@
+"""``chemteb metrics``, ``list``, ``run`` and ``rank``: each command's arguments beside its handler."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from chemteb_eval.metric_docs import METRICS
+from chemteb_eval.tasks import BENCHMARKS, COLLECTIONS
+
+Subparsers = Any  # argparse's _SubParsersAction
+
+
+def add_metrics(sub: Subparsers) -> None:
+    metrics = sub.add_parser(
+        "metrics", help=f"list the {len(METRICS)} metric modules and their protocol defaults"
+    )
+    metrics.set_defaults(func=_cmd_metrics)
+
+
+def _cmd_metrics(_: argparse.Namespace) -> int:
+    from chemteb_eval.metric_docs import protocol_defaults
+
+    print(f"{'metric':<21} {'evaluate.load(...)':<30} protocol defaults")
+    for metric in METRICS:
+        defaults = protocol_defaults(metric.load_function())
+        shown = ", ".join(f"{k}={v!r}" for k, v in defaults.items())
+        print(f"{metric.name:<21} {'chemteb/' + metric.name:<30} {shown}")
+    return 0
+
+
+def add_list(sub: Subparsers) -> None:
+    lister = sub.add_parser("list", help="list benchmarks and tasks (Hub ids, pinned revisions)")
+    lister.add_argument(
+        "--benchmark", "-b", help="only this benchmark's tasks, with its main scores and splits"
+    )
+    lister.add_argument("--collection", choices=list(COLLECTIONS), help="only one collection")
+    lister.add_argument("--json", action="store_true", help="print JSON records")
+    lister.set_defaults(func=_cmd_list)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    import json
+
+    from chemteb_eval import tasks
+
+    if args.benchmark:
+        records = tasks.benchmark_tasks(args.benchmark)
+        bench = tasks.get_benchmark(args.benchmark)
+    else:
+        records, bench = tasks.list_tasks(args.collection), None
+    if args.json:
+        rows = []
+        for t in records:
+            row = t.to_dict()
+            if bench is not None:
+                row["main_score"] = tasks.main_score(bench, t)
+                row["eval_splits"] = list(tasks.eval_splits(bench, t))
+            rows.append(row)
+        print(json.dumps(rows, indent=1))
+        return 0
+    if bench is None:
+        print("Benchmarks: " + ", ".join(tasks.BENCHMARKS) + "  (chemteb list --benchmark NAME)\n")
+    else:
+        print(
+            f"{bench.name}: {len(records)} tasks, ranked by {bench.aggregation.kind}. {bench.description}\n"
+        )
+    header = f"{'task':<44} {'type':<19} {'collection':<10} {'main score':<11} {'splits':<15} {'revision':<9} source"
+    print(header)
+    print("-" * len(header))
+    for t in records:
+        score = tasks.main_score(bench, t) if bench else t.main_score
+        splits = ",".join(tasks.eval_splits(bench, t) if bench else t.eval_splits)
+        revision = (t.revision or "local")[:8]
+        print(
+            f"{t.name:<44} {t.type:<19} {t.collection:<10} {score:<11} {splits:<15} {revision:<9} {t.source or ''}"
+        )
+    return 0
+
+
+def add_run(sub: Subparsers) -> None:
+    runner = sub.add_parser(
+        "run",
+        help="evaluate a model (default: the bundled all-MiniLM-L6-v2 on the offline PipChem suite)",
+    )
+    runner.add_argument(
+        "-m",
+        "--model",
+        default="sentence-transformers/all-MiniLM-L6-v2",
+        help="Hub id or folder (sentence-transformers); transformers:ID or transformers-cls:ID "
+        "(mean/CLS pooling); model2vec:ID; word2vec:PATH; fasttext:PATH; openai:MODEL "
+        "(OpenAI-compatible API)",
+    )
+    runner.add_argument("--api-base", help="API root for openai: models (default $OPENAI_BASE_URL)")
+    runner.add_argument("-b", "--benchmark", help=f"{', '.join(BENCHMARKS)} (default PipChem)")
+    runner.add_argument(
+        "-t",
+        "--task",
+        nargs="+",
+        help="only these tasks (with -b: some of its tasks, scored by its protocol)",
+    )
+    runner.add_argument(
+        "--output-dir", default="results", help="where result folders go (default: results)"
+    )
+    runner.add_argument("--batch-size", type=int, default=32)
+    runner.add_argument("--device", help="torch device, e.g. cpu or cuda:0")
+    runner.add_argument(
+        "--precision", default="float32", choices=["float32", "float16", "bfloat16"]
+    )
+    runner.add_argument(
+        "--overwrite", action="store_true", help="rerun tasks that already have results"
+    )
+    runner.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the embedding cache"
+    )
+    runner.add_argument("--quiet", action="store_true", help="no progress bars")
+    runner.set_defaults(func=_cmd_run)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from chemteb_eval import tasks
+    from chemteb_eval.runner import run
+
+    selected = None
+    if args.task:
+        collection = tasks.get_benchmark(args.benchmark).collection if args.benchmark else None
+        selected = [tasks.get_task(name, collection) for name in args.task]
+    report = run(
+        args.model,
+        # -b with -t: those tasks, scored by the benchmark's protocol (its splits, main scores)
+        benchmark=args.benchmark or (None if selected else "PipChem"),
+        tasks=selected,
+        output_dir=args.output_dir,
+        batch_size=args.batch_size,
+        device=args.device,
+        precision=args.precision,
+        api_base=args.api_base,
+        overwrite=args.overwrite,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+    )
+    print(f"\n{'task':<44} {'status':<8} main score")
+    for name, status in report.statuses.items():
+        score = report.main_scores.get(name)
+        print(f"{name:<44} {status:<8} {'' if score is None else f'{score:.4f}'}")
+    enc = report.encoding
+    print(
+        f"\n{int(enc['requested']):,} texts requested, {int(enc['unique']):,} unique, "
+        f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded "
+        f"({enc['texts_per_second']:.0f}/s). {report.seconds:.1f} s in all. Results: {report.results_dir}"
+    )
+    for name, error in report.errors.items():
+        print(f"[failed] {name}: {error}", file=sys.stderr)
+    return 1 if report.errors else 0
+
+
+def add_rank(sub: Subparsers) -> None:
+    ranker = sub.add_parser("rank", help="rank models from result folders (ours or MTEB's layout)")
+    ranker.add_argument("results", nargs="+", help="folders holding <model>/<revision>/<Task>.json")
+    ranker.add_argument(
+        "-b", "--benchmark", default="ChemTEB(paper)", help=f"{', '.join(BENCHMARKS)}"
+    )
+    ranker.add_argument(
+        "--model-table",
+        help="CSV with results_dir,model_id columns (default: paper_models.csv beside a folder)",
+    )
+    ranker.add_argument("--json", action="store_true")
+    ranker.set_defaults(func=_cmd_rank)
+
+
+def _cmd_rank(args: argparse.Namespace) -> int:
+    import json
+
+    from chemteb_eval import tasks
+    from chemteb_eval.results.ranking import rank_models, read_results
+
+    bench = tasks.get_benchmark(args.benchmark)
+    models = read_results(args.results, bench, model_table=args.model_table)
+    rows = rank_models(models, bench)
+    skipped = [s for m in models for s in m.skipped]
+    if args.json:
+        print(json.dumps([{k: v for k, v in r.items() if k != "mean"} for r in rows], indent=1))
+    else:
+        types = [t for t in tasks.TASK_TYPES if any(t in r["means"] for r in rows)]
+        short = {name: k.short for name, k in tasks.KINDS.items()}
+        head = f"{'rank':>4} {'model':<42} {'RRF':>6} {'Borda':>6} " + " ".join(
+            f"{short[t]:>13}" for t in types
+        )
+        print(
+            f"{bench.name}: {len(rows)} models. Per type: mean main score (rank).\n{head}\n{'-' * len(head)}"
+        )
+        for r in rows:
+            cells = " ".join(
+                f"{r['means'][t]:>7.4f} ({r['ranks'][t]:>2})" if t in r["means"] else f"{'-':>13}"
+                for t in types
+            )
+            rank = "-" if r["rank"] is None else str(r["rank"])
+            note = "" if r["complete"] else f"  incomplete {r['coverage']}"
+            print(f"{rank:>4} {r['model'][:42]:<42} {r['rrf']:>6.3f} {r['borda']:>6} {cells}{note}")
+    for line in skipped:
+        print(f"[skipped] {line}", file=sys.stderr)
+    return 0

@@ -1,0 +1,124 @@
+"""``chemteb publish-metrics``, ``publish-dataset``, ``push-results`` and ``submit``: each
+command's arguments beside its handler."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from chemteb_eval.metric_docs import METRIC_NAMES
+from chemteb_eval.tasks import BENCHMARKS
+
+Subparsers = Any  # argparse's _SubParsersAction
+
+
+def add_publish_metrics(sub: Subparsers) -> None:
+    pub = sub.add_parser(
+        "publish-metrics", help="make each metrics/<name>/ a Gradio Space (evaluate.load(ns/name))"
+    )
+    pub.add_argument("--namespace", required=True, help="user or organisation, e.g. chemteb")
+    pub.add_argument(
+        "--metric",
+        nargs="+",
+        help=f"only these metrics, of {', '.join(METRIC_NAMES)} (default: all {len(METRIC_NAMES)})",
+    )
+    pub.add_argument("--metrics-dir", help="the metrics/ folder (default: the checkout's)")
+    pub.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    pub.set_defaults(func=_cmd_publish_metrics)
+
+
+def _cmd_publish_metrics(args: argparse.Namespace) -> int:
+    from chemteb_eval.hub import publish_metrics
+
+    names = args.metric or None
+    kwargs = {"names": names} if names else {}
+    publish_metrics(args.namespace, metrics_dir=args.metrics_dir, dry_run=args.dry_run, **kwargs)
+    if not args.dry_run:
+        print(
+            f'\nLoad them with evaluate.load("{args.namespace}/<name>") (pip install chemteb-eval first).'
+        )
+    return 0
+
+
+def add_publish_dataset(sub: Subparsers) -> None:
+    pubd = sub.add_parser(
+        "publish-dataset",
+        help="publish the datasets this project builds (PipChem, or any Hub-layout folder)",
+    )
+    pubd.add_argument("--namespace", help="PipChem: one dataset repo per task, NAMESPACE/<Task>")
+    pubd.add_argument("--scale", default="full", choices=["full", "small"])
+    pubd.add_argument("--task", nargs="+", help="PipChem: only these tasks")
+    pubd.add_argument("--folder", help="a Hub-layout folder (Parquet + README.md) to publish")
+    pubd.add_argument("--repo-id", help="with --folder: the dataset repo, org/name")
+    pubd.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
+    pubd.set_defaults(func=_cmd_publish_dataset)
+
+
+def _cmd_publish_dataset(args: argparse.Namespace) -> int:
+    from chemteb_eval.hub import publish_dataset_folder, publish_pipchem
+
+    if args.folder:
+        if not args.repo_id:
+            raise ValueError("--repo-id: needed with --folder (the dataset repo, org/name).")
+        publish_dataset_folder(args.folder, args.repo_id, dry_run=args.dry_run)
+    else:
+        if not args.namespace:
+            raise ValueError("--namespace: needed to publish PipChem (one repo per task).")
+        publish_pipchem(args.namespace, scale=args.scale, tasks=args.task, dry_run=args.dry_run)
+    return 0
+
+
+def add_push_results(sub: Subparsers) -> None:
+    push = sub.add_parser(
+        "push-results", help="add a model's scores to its model card (model-index, .eval_results)"
+    )
+    push.add_argument("results", help="the model's results folder (or a root with one model)")
+    push.add_argument("--repo-id", required=True, help="the model repo, org/name")
+    push.add_argument("--create-pr", action="store_true", help="open a pull request")
+    push.add_argument("--dry-run", action="store_true", help="print the card diff, change nothing")
+    push.set_defaults(func=_cmd_push_results)
+
+
+def _cmd_push_results(args: argparse.Namespace) -> int:
+    from chemteb_eval.hub import push_results
+
+    push_results(args.results, args.repo_id, create_pr=args.create_pr, dry_run=args.dry_run)
+    return 0
+
+
+def add_submit(sub: Subparsers) -> None:
+    job = sub.add_parser("submit", help="run the evaluation on Hub GPUs as a Hugging Face Job")
+    job.add_argument("-m", "--model", required=True, help="as for chemteb run -m")
+    job.add_argument(
+        "-b", "--benchmark", default="ChemTEB", help=f"{', '.join(BENCHMARKS)} (default ChemTEB)"
+    )
+    job.add_argument("--flavor", required=True, help="hardware, e.g. a10g-small, l4x1, a100-large")
+    job.add_argument("--push-to", help="model repo for the results (default: the model's id)")
+    job.add_argument("--no-push", action="store_true", help="do not push results to a card")
+    job.add_argument("--image", default="python:3.11", help="Docker image (default python:3.11)")
+    job.add_argument("--package", default="chemteb-eval", help="pip requirement installed first")
+    job.add_argument("--timeout", default="6h", help="the Job's time limit (default 6h)")
+    job.add_argument("--namespace", help="run the Job under this organisation")
+    job.add_argument("--dry-run", action="store_true", help="print the Job's command only")
+    job.set_defaults(func=_cmd_submit)
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from chemteb_eval.hub import job_plan, submit
+
+    plan = job_plan(
+        args.model,
+        args.benchmark,
+        args.flavor,
+        push_to=args.push_to,
+        push=not args.no_push,
+        image=args.image,
+        package=args.package,
+        timeout=args.timeout,
+    )
+    if args.dry_run:
+        print(f"[dry run] image {plan.image} on {plan.flavor} (timeout {plan.timeout}):")
+        print("  " + plan.command[-1])
+        return 0
+    submit(plan, namespace=args.namespace)
+    return 0

@@ -1,0 +1,69 @@
+"""One parser for model specs: ``[backend:]name``, for the embedding runner, ChemBench's
+generators and the Hub Jobs alike."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["BACKENDS", "Backend", "ModelSpec", "parse_model_spec"]
+
+Backend = Literal[
+    "sentence-transformers",
+    "transformers",
+    "transformers-cls",
+    "model2vec",
+    "word2vec",
+    "fasttext",
+    "openai",
+]
+# Written as a prefix (``transformers:ID``); a name without one is sentence-transformers'.
+BACKENDS: tuple[Backend, ...] = (
+    "transformers",
+    "transformers-cls",
+    "model2vec",
+    "word2vec",
+    "fasttext",
+    "openai",
+)
+# Backends whose name is a Hub model id (or a local folder); word vectors are files and API
+# models live behind their API.
+_HUB_BACKENDS = ("sentence-transformers", "transformers", "transformers-cls", "model2vec")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec.
+
+    Args:
+        backend: what runs the model.
+        name: the rest: a Hub id, a folder, a file (word vectors) or an API model name.
+    """
+
+    backend: Backend
+    name: str
+
+    @property
+    def hub_id(self) -> str | None:
+        """The Hub repository the model loads from, if it is one (``org/name``)."""
+        if self.backend in _HUB_BACKENDS and self.name.count("/") == 1:
+            return self.name
+        return None
+
+    def __str__(self) -> str:
+        return (
+            self.name if self.backend == "sentence-transformers" else f"{self.backend}:{self.name}"
+        )
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """``openai:text-embedding-3-large`` -> (openai, text-embedding-3-large); ``org/model`` or a
+    folder -> (sentence-transformers, ...). ``ValueError`` for an empty name."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"model: {spec!r} is empty; pass a Hub id, a folder or backend:name.")
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix in BACKENDS:
+        if not rest:
+            raise ValueError(f"model: {spec!r} names no model after {prefix}:.")
+        return ModelSpec(prefix, rest)  # `in BACKENDS` narrows prefix to a Backend
+    return ModelSpec("sentence-transformers", spec)
