@@ -3,6 +3,7 @@ generators and the Hub Jobs alike."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,6 +30,8 @@ BACKENDS: tuple[Backend, ...] = (
 # Backends whose name is a Hub model id (or a local folder); word vectors are files and API
 # models live behind their API.
 _HUB_BACKENDS = ("sentence-transformers", "transformers", "transformers-cls", "model2vec")
+# org/name as the Hub spells them; "./my-model" or "C:/models/x" are folders, not ids.
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class ModelSpec:
     @property
     def hub_id(self) -> str | None:
         """The Hub repository the model loads from, if it is one (``org/name``)."""
-        if self.backend in _HUB_BACKENDS and self.name.count("/") == 1:
+        if self.backend in _HUB_BACKENDS and _HUB_ID.fullmatch(self.name):
             return self.name
         return None
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from chemteb_eval.scoring._validation import short_repr
+from chemteb_eval.errors import short_repr
 from chemteb_eval.tasks import Task, list_tasks
 
 from .io import write_json_atomic

@@ -224,13 +224,3 @@ def check_beta(beta: Any) -> float:
     if not value > 0:  # NaN too
         raise ValueError(f"beta: must be positive, got {beta!r}.")
     return value
-
-
-def short_repr(value: Any, limit: int = 40) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for error messages about hostile input (an
-    int of 5,000 digits has no repr at all: Python refuses to print it)."""
-    try:
-        text = repr(value)
-    except ValueError:
-        return f"<{type(value).__name__} too long to print>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from chemteb_eval.errors import short_repr
+
 from ._validation import (
     FloatArray,
     as_embeddings,
@@ -17,7 +19,6 @@ from ._validation import (
     check_positive_int,
     l2_normalize,
     same_precision,
-    short_repr,
 )
 
 __all__ = ["DEFAULT_K_VALUES", "rank_corpus", "score_retrieval", "trec_metrics"]
