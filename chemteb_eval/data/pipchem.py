@@ -256,11 +256,27 @@ def _per_label(
 
 
 def _datasets(scale: Scale) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(task name, write_hub_dataset arguments) for every PipChem dataset."""
-    rng = np.random.default_rng(SEED)
-    compounds = _compounds()
-    n = scale.bitext_pairs
+    """(task name, write_hub_dataset arguments) for every PipChem dataset.
 
+    One random generator is drawn from in a fixed order (compounds, then the Wikipedia
+    datasets), so every build of a scale is byte-identical.
+    """
+    rng = np.random.default_rng(SEED)
+    yield from _compound_datasets(_compounds(), scale, rng)
+    wiki = _wiki()
+    yield _topic_classification(wiki, scale, rng)
+    yield _field_clustering(wiki, scale, rng)
+    yield _wiki_retrieval(wiki, scale, rng)
+
+
+Dataset = tuple[str, dict[str, Any]]
+
+
+def _compound_datasets(
+    compounds: Sequence[Compound], scale: Scale, rng: np.random.Generator
+) -> Iterator[Dataset]:
+    """The two bitext and two pair-classification datasets over PubChem compounds."""
+    n = scale.bitext_pairs
     names = [compounds[i] for i in sorted(rng.permutation(len(compounds))[:n])]
     yield (
         "PipChemSMILESNameBM",
@@ -313,7 +329,10 @@ def _datasets(scale: Scale) -> Iterator[tuple[str, dict[str, Any]]]:
         },
     )
 
-    wiki = _wiki()
+
+def _topic_classification(
+    wiki: Sequence[dict[str, str]], scale: Scale, rng: np.random.Generator
+) -> Dataset:
     science = [r for r in wiki if r["topic"] in WIKI_TOPICS]
     chosen = _per_label(science, "topic", scale.classification_per_topic, rng)
     train: dict[str, list[str]] = {"text": [], "label": []}
@@ -325,7 +344,7 @@ def _datasets(scale: Scale) -> Iterator[tuple[str, dict[str, Any]]]:
             target = test if j < cut else train
             target["text"].append(members[i]["extract"])
             target["label"].append(topic)
-    yield (
+    return (
         "PipChemWikiTopicClassification",
         {
             "configs": {"default": {"train": train, "test": test}},
@@ -333,13 +352,18 @@ def _datasets(scale: Scale) -> Iterator[tuple[str, dict[str, Any]]]:
             "license": "cc-by-sa-4.0",
         },
     )
+
+
+def _field_clustering(
+    wiki: Sequence[dict[str, str]], scale: Scale, rng: np.random.Generator
+) -> Dataset:
     physical = [
         dict(r, field=f)
         for r in wiki
         if r["topic"] == "Physical sciences" and (f := _field(r["description"]))
     ]
     clusters = _per_label(physical, "field", scale.clustering_per_field, rng)
-    yield (
+    return (
         "PipChemWikiFieldClustering",
         {
             "configs": {
@@ -354,6 +378,11 @@ def _datasets(scale: Scale) -> Iterator[tuple[str, dict[str, Any]]]:
             "license": "cc-by-sa-4.0",
         },
     )
+
+
+def _wiki_retrieval(
+    wiki: Sequence[dict[str, str]], scale: Scale, rng: np.random.Generator
+) -> Dataset:
     desc_counts = Counter(r["description"] for r in wiki)
     candidates = [
         r
@@ -378,7 +407,7 @@ def _datasets(scale: Scale) -> Iterator[tuple[str, dict[str, Any]]]:
         corpus = sorted(
             [r for r in wiki if r["title"] in relevant] + extra, key=lambda r: r["title"]
         )
-    yield (
+    return (
         "PipChemWikiRetrieval",
         {
             "configs": {

@@ -203,19 +203,44 @@ def score_retrieval(
     check_nonzero_rows("corpus_embeddings", c_emb)
     qids = _as_ids("query_ids", query_ids, len(q_emb), "query_embeddings")
     dids = _as_ids("corpus_ids", corpus_ids, len(c_emb), "corpus_embeddings")
+    k_values = _as_k_values(k_values)
+    chunk_size = check_positive_int("chunk_size", chunk_size)
+    qid_row = {q: i for i, q in enumerate(qids)}
+    judged = _judged(qrels, qid_row)
+    did_row = {d: i for i, d in enumerate(dids)}
+    scored = [q for q in qids if any(g > 0 for g in judged.get(q, {}).values())]
+    if not scored:
+        raise ValueError("qrels: no query has a relevant document (grade > 0); nothing to score.")
+    missing = sum(1 for q in scored for d, g in judged[q].items() if g > 0 and d not in did_row)
+    if missing:
+        warnings.warn(
+            f"qrels: {missing} relevant document id(s) are not in corpus_ids; they count as "
+            "relevant but can never be retrieved (trec_eval's convention).",
+            stacklevel=2,
+        )
+    rows = np.array([qid_row[q] for q in scored], dtype=np.int64)
+    q_emb, c_emb = same_precision(q_emb, c_emb)
+    ranked = rank_corpus(q_emb[rows], c_emb, dids, max(k_values), chunk_size=chunk_size)
+    ranked_grades = _ranked_grades(ranked, [judged[q] for q in scored], did_row)
+    judged_relevant = [[g for g in judged[q].values() if g > 0] for q in scored]
+    per_query = trec_metrics(ranked_grades, judged_relevant, k_values)
+    return _means(per_query, k_values, len(scored), decimals)
+
+
+def _as_k_values(k_values: Any) -> list[int]:
     if isinstance(k_values, int) or not k_values:
         raise ValueError(
             f"k_values: must be a non-empty sequence of positive integers, got {k_values!r}."
         )
-    k_values = sorted({check_positive_int("k_values", k) for k in k_values})
-    chunk_size = check_positive_int("chunk_size", chunk_size)
+    return sorted({check_positive_int("k_values", k) for k in k_values})
+
+
+def _judged(qrels: Any, qid_row: Mapping[str, int]) -> dict[str, dict[str, int]]:
+    """``qrels`` with string ids and checked integer grades."""
     if not isinstance(qrels, Mapping):
         raise ValueError(
             f"qrels: must be a mapping {{query_id: {{doc_id: grade}}}}, got {type(qrels).__name__}."
         )
-
-    qid_row = {q: i for i, q in enumerate(qids)}
-    did_row = {d: i for i, d in enumerate(dids)}
     judged: dict[str, dict[str, int]] = {}
     for raw_qid, docs in qrels.items():
         qid = str(raw_qid)
@@ -228,46 +253,43 @@ def score_retrieval(
         if not isinstance(docs, Mapping):
             raise ValueError(f"qrels: entry of query {qid!r} must be a mapping {{doc_id: grade}}.")
         judged[qid] = {str(d): _as_grade(qid, str(d), g) for d, g in docs.items()}
+    return judged
 
-    scored = [q for q in qids if any(g > 0 for g in judged.get(q, {}).values())]
-    if not scored:
-        raise ValueError("qrels: no query has a relevant document (grade > 0); nothing to score.")
-    missing = sum(1 for q in scored for d, g in judged[q].items() if g > 0 and d not in did_row)
-    if missing:
-        warnings.warn(
-            f"qrels: {missing} relevant document id(s) are not in corpus_ids; they count as "
-            "relevant but can never be retrieved (trec_eval's convention).",
-            stacklevel=2,
-        )
 
-    rows = np.array([qid_row[q] for q in scored], dtype=np.int64)
-    q_emb, c_emb = same_precision(q_emb, c_emb)
-    ranked = rank_corpus(q_emb[rows], c_emb, dids, max(k_values), chunk_size=chunk_size)
-
-    # Grade of every retrieved document: look up (query, doc) keys in the sorted judged pairs.
+def _ranked_grades(
+    ranked: NDArray[np.int64], judged: list[dict[str, int]], did_row: Mapping[str, int]
+) -> NDArray[np.int64]:
+    """The grade of the document at each rank of each query (0 if not relevant): a look-up of
+    (query, doc) keys in the sorted judged pairs, vectorised."""
+    n_docs = len(did_row)
     pair_keys, pair_grades = [], []
-    for i, q in enumerate(scored):
-        for d, g in judged[q].items():
+    for i, grades in enumerate(judged):
+        for d, g in grades.items():
             if g > 0 and d in did_row:
-                pair_keys.append(i * len(dids) + did_row[d])
+                pair_keys.append(i * n_docs + did_row[d])
                 pair_grades.append(g)
     keys = np.asarray(pair_keys, dtype=np.int64)
     order = np.argsort(keys)
-    keys, grades = keys[order], np.asarray(pair_grades, dtype=np.int64)[order]
-    wanted = np.arange(len(scored), dtype=np.int64)[:, None] * len(dids) + ranked
-    pos = np.clip(np.searchsorted(keys, wanted), 0, max(len(keys) - 1, 0))
-    ranked_grades = (
-        np.where(keys[pos] == wanted, grades[pos], 0) if len(keys) else np.zeros_like(wanted)
-    )
+    keys, values = keys[order], np.asarray(pair_grades, dtype=np.int64)[order]
+    wanted = np.arange(len(judged), dtype=np.int64)[:, None] * n_docs + ranked
+    if not len(keys):
+        return np.zeros_like(wanted)
+    pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
+    found: NDArray[np.int64] = np.where(keys[pos] == wanted, values[pos], 0)
+    return found
 
-    judged_relevant = [[g for g in judged[q].values() if g > 0] for q in scored]
-    per_query = trec_metrics(ranked_grades, judged_relevant, k_values)
 
+def _means(
+    per_query: Mapping[str, NDArray[np.float64]],
+    k_values: Sequence[int],
+    n_queries: int,
+    decimals: int | None,
+) -> dict[str, float]:
     result: dict[str, float] = {}
     for name in ("ndcg", "map", "recall", "precision", "mrr"):
         for k in k_values:
             # Python's left-to-right sum, as the reference averages.
-            mean = sum(per_query[f"{name}_at_{k}"].tolist()) / len(scored)
+            mean = sum(per_query[f"{name}_at_{k}"].tolist()) / n_queries
             if decimals is not None and name != "mrr":
                 mean = round(mean, decimals)
             result[f"{name}_at_{k}"] = float(mean)
