@@ -65,6 +65,46 @@ def _pair_similarities(e1: np.ndarray, e2: np.ndarray) -> dict[str, np.ndarray]:
         }
 
 
+def _similarities(
+    gold: np.ndarray, embeddings1: Any, embeddings2: Any, predictions: Any
+) -> dict[str, np.ndarray]:
+    """The similarities to correlate: ``{"": predictions}`` or the embeddings' cosine and
+    (negated) distances."""
+    if predictions is not None:
+        if embeddings1 is not None or embeddings2 is not None:
+            raise ValueError(
+                "predictions: give either predictions or embeddings1/embeddings2, not both."
+            )
+        sims = {"": _as_scores("predictions", predictions, missing_ok=True)}
+        check_same_length(references=gold, predictions=sims[""])
+        return sims
+    e1 = as_embeddings("embeddings1", embeddings1, missing_ok=True)
+    e2 = as_embeddings("embeddings2", embeddings2, dim=e1.shape[1], missing_ok=True)
+    check_same_length(references=gold, embeddings1=e1, embeddings2=e2)
+    return _pair_similarities(e1.astype(np.float64), e2.astype(np.float64))
+
+
+def _correlations(
+    gold: np.ndarray, sims: dict[str, np.ndarray], keep: np.ndarray
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, values in sims.items():
+        v = _unit_scaled(np.where(np.isfinite(values), values, 0.0)[keep])
+        prefix = f"{name}_" if name else ""
+        if np.ptp(v) <= 1e-12 * max(1.0, float(np.abs(v).max())):
+            if name in ("", "cosine"):
+                raise ValueError(
+                    f"{'predictions' if not name else 'embeddings1'}: every similarity is the "
+                    "same; a correlation is undefined."
+                )
+            # A distance that is the same for every pair says nothing; the cosine still does.
+            out[f"{prefix}pearson"] = out[f"{prefix}spearman"] = None
+            continue
+        out[f"{prefix}pearson"] = float(pearsonr(gold[keep], v).statistic)
+        out[f"{prefix}spearman"] = float(spearmanr(gold[keep], v).statistic)
+    return out
+
+
 def score_sts(
     references: Any,
     embeddings1: Any = None,
@@ -93,18 +133,7 @@ def score_sts(
     if oov_policy not in ("error", "drop", "zero"):
         raise ValueError(f"oov_policy: {oov_policy!r}; use 'error', 'drop' or 'zero'.")
     gold = _as_scores("references", references, missing_ok=False)
-    if predictions is not None:
-        if embeddings1 is not None or embeddings2 is not None:
-            raise ValueError(
-                "predictions: give either predictions or embeddings1/embeddings2, not both."
-            )
-        sims = {"": _as_scores("predictions", predictions, missing_ok=True)}
-        check_same_length(references=gold, predictions=sims[""])
-    else:
-        e1 = as_embeddings("embeddings1", embeddings1, missing_ok=True)
-        e2 = as_embeddings("embeddings2", embeddings2, dim=e1.shape[1], missing_ok=True)
-        check_same_length(references=gold, embeddings1=e1, embeddings2=e2)
-        sims = _pair_similarities(e1.astype(np.float64), e2.astype(np.float64))
+    sims = _similarities(gold, embeddings1, embeddings2, predictions)
     primary = sims.get("cosine", sims.get(""))
     assert primary is not None
     missing = ~np.isfinite(primary)
@@ -122,22 +151,7 @@ def score_sts(
         )
     if np.ptp(gold[keep]) == 0:
         raise ValueError("references: the gold scores are all equal; a correlation is undefined.")
-    gold = _unit_scaled(gold)
-    out: dict[str, Any] = {}
-    for name, values in sims.items():
-        v = _unit_scaled(np.where(np.isfinite(values), values, 0.0)[keep])
-        prefix = f"{name}_" if name else ""
-        if np.ptp(v) <= 1e-12 * max(1.0, float(np.abs(v).max())):
-            if name in ("", "cosine"):
-                raise ValueError(
-                    f"{'predictions' if not name else 'embeddings1'}: every similarity is the "
-                    "same; a correlation is undefined."
-                )
-            # A distance that is the same for every pair says nothing; the cosine still does.
-            out[f"{prefix}pearson"] = out[f"{prefix}spearman"] = None
-            continue
-        out[f"{prefix}pearson"] = float(pearsonr(gold[keep], v).statistic)
-        out[f"{prefix}spearman"] = float(spearmanr(gold[keep], v).statistic)
+    out = _correlations(_unit_scaled(gold), sims, keep)
     if "cosine_pearson" in out:
         out["pearson"] = out["cosine_pearson"]
         out["spearman"] = out["cosine_spearman"]
