@@ -319,7 +319,6 @@ def card_with_results(
             its ``model-index`` is not a list, several entries are ours, or rewriting ours
             would lose comments or change how values are written: merge by hand.
     """
-    import yaml
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
     ours = eval_results_to_model_index(model_name, new)[0]["results"] if new else []
@@ -327,6 +326,46 @@ def card_with_results(
         entry = {"name": model_name, "results": ours}
         return "---\nmodel-index:\n" + _dump_block([entry], 0) + f"---\n\n# {model_name}\n"
     bom, opening, front, rest = _split_card(old_card)
+    nodes, data = _parse_front(front)
+    new_entry = {"name": model_name, "results": _merge_results([], ours)}
+    index = data.get("model-index")
+    if index is None:
+        return bom + opening + _with_index(front, nodes, "model-index" in data, new_entry) + rest
+    if not isinstance(index, list):
+        raise CardMergeError("the card's model-index is not a list; fix it on the Hub first.")
+    names = {model_name, *aliases}
+    mine = [i for i, e in enumerate(index) if isinstance(e, dict) and str(e.get("name")) in names]
+    if len(mine) > 1:
+        raise CardMergeError(
+            f"the card has {len(mine)} model-index entries named {model_name}; merge them by "
+            "hand first."
+        )
+    seq = _top_level_value_node(nodes, "model-index")
+    if seq.flow_style or any(getattr(item, "flow_style", False) for item in seq.value):
+        raise CardMergeError(
+            "the card's model-index is written in flow style ([...] / {...}); merge by hand."
+        )
+    if not mine:
+        return bom + opening + _append_entry(front, seq.value[-1], new_entry) + rest
+    entry = index[mine[0]]
+    results = entry.get("results", [])
+    if not isinstance(results, list):
+        raise CardMergeError(f"model-index entry {model_name}: results is not a list.")
+    merged = _merge_results(results, ours)
+    if merged == results:
+        return None
+    return (
+        bom
+        + opening
+        + _replace_entry(front, seq.value[mine[0]], {**entry, "results": merged})
+        + rest
+    )
+
+
+def _parse_front(front: str) -> tuple[Any, dict[str, Any]]:
+    """The front matter's node tree (with positions) and its data, or ``CardMergeError``."""
+    import yaml
+
     try:
         nodes = yaml.compose(front, Loader=yaml.SafeLoader) if front.strip() else None
         data = yaml.safe_load(front) if front.strip() else {}
@@ -341,56 +380,41 @@ def card_with_results(
         data = {}
     if not isinstance(data, dict):
         raise CardMergeError("the card's metadata is not a YAML mapping; fix it on the Hub first.")
-    names = {model_name, *aliases}
-    index = data.get("model-index")
-    if index is None:
-        entry = {"name": model_name, "results": _merge_results([], ours)}
-        sep = "" if not front or front.endswith("\n") else "\n"
-        block = "model-index:\n" + _dump_block([entry], 0)
-        if "model-index" in data:  # `model-index:` with no value: replace that line
-            start, end = _top_level_value_span(nodes, "model-index")
-            line_start = front.rfind("\n", 0, start) + 1
-            front = front[:line_start] + block + front[end:].lstrip(" \t")
-            return bom + opening + front + rest
-        return bom + opening + front + sep + block + rest
-    if not isinstance(index, list):
-        raise CardMergeError("the card's model-index is not a list; fix it on the Hub first.")
-    mine = [i for i, e in enumerate(index) if isinstance(e, dict) and str(e.get("name")) in names]
-    if len(mine) > 1:
-        raise CardMergeError(
-            f"the card has {len(mine)} model-index entries named {model_name}; merge them by "
-            "hand first."
-        )
-    seq = _top_level_value_node(nodes, "model-index")
-    if seq.flow_style or any(getattr(item, "flow_style", False) for item in seq.value):
-        raise CardMergeError(
-            "the card's model-index is written in flow style ([...] / {...}); merge by hand."
-        )
-    if not mine:
-        item = seq.value[-1]
-        dash = front.rfind("-", 0, item.start_mark.index)
-        column = dash - (front.rfind("\n", 0, dash) + 1)
-        addition = _dump_block([{"name": model_name, "results": _merge_results([], ours)}], column)
-        end = _line_end(front, item.end_mark.index)
-        sep = "" if end == 0 or front[end - 1] == "\n" else "\n"
-        return bom + opening + front[:end] + sep + addition + front[end:] + rest
-    entry = index[mine[0]]
-    results = entry.get("results", [])
-    if not isinstance(results, list):
-        raise CardMergeError(f"model-index entry {model_name}: results is not a list.")
-    merged = _merge_results(results, ours)
-    if merged == results:
-        return None
-    node = seq.value[mine[0]]
+    return nodes, data
+
+
+def _with_index(front: str, nodes: Any, empty_key: bool, entry: dict[str, Any]) -> str:
+    """``front`` with a new ``model-index`` holding ``entry``: appended at the end, or in place
+    of a ``model-index:`` line that has no value."""
+    block = "model-index:\n" + _dump_block([entry], 0)
+    if empty_key:
+        start, end = _top_level_value_span(nodes, "model-index")
+        line_start = front.rfind("\n", 0, start) + 1
+        return front[:line_start] + block + front[end:].lstrip(" \t")
+    sep = "" if not front or front.endswith("\n") else "\n"
+    return front + sep + block
+
+
+def _append_entry(front: str, last: Any, entry: dict[str, Any]) -> str:
+    """``front`` with ``entry`` added after the last ``model-index`` item, at its indentation."""
+    dash = front.rfind("-", 0, last.start_mark.index)
+    column = dash - (front.rfind("\n", 0, dash) + 1)
+    end = _line_end(front, last.end_mark.index)
+    sep = "" if end == 0 or front[end - 1] == "\n" else "\n"
+    return front[:end] + sep + _dump_block([entry], column) + front[end:]
+
+
+def _replace_entry(front: str, node: Any, entry: dict[str, Any]) -> str:
+    """``front`` with our entry's text (``node``'s span) written anew from ``entry``, if that
+    loses nothing (see ``_check_lossless``)."""
     start, end = node.start_mark.index, _line_end(front, node.end_mark.index)
     try:
         _check_lossless(front, start, end)
     except CardMergeError as exc:
         raise CardMergeError(f"{exc}; merge the new scores by hand (see --dry-run).") from None
     column = node.start_mark.column
-    text = _dump_block({**entry, "results": merged}, column)
-    text = text[column:]  # the first line continues after "- "
-    return bom + opening + front[:start] + text + front[end:] + rest
+    text = _dump_block(entry, column)[column:]  # the first line continues after "- "
+    return front[:start] + text + front[end:]
 
 
 def _line_end(text: str, index: int) -> int:
