@@ -451,6 +451,40 @@ class PushReport:
     pr_url: str | None = None
 
 
+def _operations(
+    report: PushReport,
+    old_card: str | None,
+    new_card: str | None,
+    files: dict[str, str],
+    remote: dict[str, str | None],
+) -> list[Any]:
+    """The commit's file operations (changed files only), noted in ``report`` with the card's
+    diff."""
+    from huggingface_hub import CommitOperationAdd
+
+    operations = []
+    if new_card is not None:
+        report.card_diff = "".join(
+            difflib.unified_diff(
+                (old_card or "").splitlines(keepends=True),
+                new_card.splitlines(keepends=True),
+                fromfile=f"{report.repo_id}/README.md (Hub)",
+                tofile=f"{report.repo_id}/README.md (with ChemTEB results)",
+            )
+        )
+        report.changed_files.append("README.md")
+        operations.append(CommitOperationAdd("README.md", new_card.encode("utf-8")))
+    else:
+        report.unchanged_files.append("README.md")
+    for path, text in files.items():
+        if remote.get(path) == text:
+            report.unchanged_files.append(path)
+        else:
+            report.changed_files.append(path)
+            operations.append(CommitOperationAdd(path, text.encode("utf-8")))
+    return operations
+
+
 def _remote_text(repo_id: str, path: str) -> str | None:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import RemoteEntryNotFoundError
@@ -483,7 +517,7 @@ def push_results(
     Returns:
         The ``PushReport``.
     """
-    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub import HfApi
 
     check_repo_id(repo_id)
     model, found = find_task_results(results, log=log)
@@ -500,26 +534,7 @@ def push_results(
         )
     except CardMergeError as exc:
         raise CardMergeError(f"{repo_id}/README.md: {exc}") from None
-    operations = []
-    if new_card is not None:
-        report.card_diff = "".join(
-            difflib.unified_diff(
-                (old_card or "").splitlines(keepends=True),
-                new_card.splitlines(keepends=True),
-                fromfile=f"{repo_id}/README.md (Hub)",
-                tofile=f"{repo_id}/README.md (with ChemTEB results)",
-            )
-        )
-        report.changed_files.append("README.md")
-        operations.append(CommitOperationAdd("README.md", new_card.encode("utf-8")))
-    else:
-        report.unchanged_files.append("README.md")
-    for path, text in files.items():
-        if remote.get(path) == text:
-            report.unchanged_files.append(path)
-        else:
-            report.changed_files.append(path)
-            operations.append(CommitOperationAdd(path, text.encode("utf-8")))
+    operations = _operations(report, old_card, new_card, files, remote)
     tasks = sorted({r.task.name for r in found})
     if dry_run:
         log(report.card_diff or f"{repo_id}/README.md: unchanged")
