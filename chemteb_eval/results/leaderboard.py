@@ -255,13 +255,37 @@ def build_leaderboard(
     """
     models = read_results(results, bench)
     tasks = benchmark_tasks(bench)
-    table = model_table or {}
     board = Leaderboard(
         benchmark=bench,
         tasks=tasks,
         types=[t for t in TASK_TYPES if any(task.type == t for task in tasks)],
     )
+    _add_facts(board, models, model_table or {})
+    models = [m for m in models if m.scores]  # folders without this benchmark's tasks
+    if not models:
+        return board
+    ranked = rank_models(models, bench)
     by_model = {m.model: m for m in models}
+    borda_rank = _competition_rank({r["model"]: r["borda"] for r in ranked if r["complete"]})
+    for r in ranked:
+        row = _overall_row(r, board, borda_rank)
+        board.overall.append(row)
+        entry = _efficiency_entry(r, row, by_model[r["model"]], board)
+        if entry is not None:
+            board.efficiency.append(entry)
+    front = pareto_front([(e["Samples/s"], e["RRF"]) for e in board.efficiency])
+    for entry, on_front in zip(board.efficiency, front, strict=True):
+        entry["Pareto"] = on_front
+    for t in board.types:
+        board.by_type[t] = _type_rows(t, ranked, by_model, board)
+    for task in tasks:
+        board.per_task[task.name] = _task_rows(task, models, board)
+    return board
+
+
+def _add_facts(
+    board: Leaderboard, models: list[ModelResults], table: Mapping[str, Mapping[str, str]]
+) -> None:
     mismatched = []
     for m in models:
         board.facts[m.model] = model_facts(m, table)
@@ -271,105 +295,110 @@ def build_leaderboard(
     if mismatched:
         board.revision_note = (
             f"{len(mismatched)} of {len(models)} models have result files at dataset revisions "
-            f"other than {bench.name}'s pinned ones (published results often are); their scores "
-            "are shown as recorded."
+            f"other than {board.benchmark.name}'s pinned ones (published results often are); "
+            "their scores are shown as recorded."
         )
-    models = [m for m in models if m.scores]  # folders without this benchmark's tasks
-    if not models:
-        return board
-    ranked = rank_models(models, bench)
-    borda_rank = _competition_rank({r["model"]: r["borda"] for r in ranked if r["complete"]})
-    for r in ranked:
-        facts = board.facts[r["model"]]
-        row: dict[str, Any] = {
-            "Rank": r["rank"],
-            "Model": r["model"],
-            "RRF": r["rrf"] if r["complete"] else None,
-            "Borda rank": borda_rank.get(r["model"]),
-            "Borda": r["borda"],
-            "Mean": r["mean"] if r["complete"] else None,
-        }
-        for t in board.types:
-            row[TYPE_LABELS[t]] = r["means"].get(t)
-        row.update(
-            {
-                "Coverage": r["coverage"],
-                "Complete": r["complete"],
-                "Params (M)": None
-                if facts.n_parameters is None
-                else round(facts.n_parameters / 1e6, 1),
-                "Dim": facts.embedding_dim,
-                "Max tokens": facts.max_tokens,
-                "Open": {True: "open", False: "proprietary", None: "unknown"}[facts.open_weights],
-                "Family": facts.family,
-                "Size": size_bucket(facts.n_parameters),
-            }
-        )
-        board.overall.append(row)
-        result = by_model[r["model"]]
-        # Samples per second over the tasks whose size and time are both known.
-        sized = [
-            (size, result.seconds[t.name])
-            for t in tasks
-            if t.name in result.seconds and (size := task_size(t)) is not None
-        ]
-        if r["complete"] and sized:
-            board.efficiency.append(
-                {
-                    "Model": r["model"],
-                    "Samples/s": sum(s for s, _ in sized) / sum(sec for _, sec in sized),
-                    "RRF": r["rrf"],
-                    "Params (M)": row["Params (M)"],
-                    "Dim": facts.embedding_dim,
-                    "Hardware": facts.hardware or "not recorded",
-                    "Open": row["Open"],
-                    "Timed tasks": len(sized),
-                }
-            )
-    front = pareto_front([(e["Samples/s"], e["RRF"]) for e in board.efficiency])
-    for entry, on_front in zip(board.efficiency, front, strict=True):
-        entry["Pareto"] = on_front
+
+
+def _overall_row(
+    r: dict[str, Any], board: Leaderboard, borda_rank: dict[str, int]
+) -> dict[str, Any]:
+    facts = board.facts[r["model"]]
+    row: dict[str, Any] = {
+        "Rank": r["rank"],
+        "Model": r["model"],
+        "RRF": r["rrf"] if r["complete"] else None,
+        "Borda rank": borda_rank.get(r["model"]),
+        "Borda": r["borda"],
+        "Mean": r["mean"] if r["complete"] else None,
+    }
     for t in board.types:
-        type_tasks = [task for task in tasks if task.type == t]
-        rows = []
-        for r in ranked:
-            scores = by_model[r["model"]].scores
-            row = {
-                "Rank": r["ranks"].get(t) if r["complete"] else None,
-                "Model": r["model"],
-                "Mean": r["means"].get(t),
-                "Coverage": f"{sum(x.name in scores for x in type_tasks)}/{len(type_tasks)}",
+        row[TYPE_LABELS[t]] = r["means"].get(t)
+    row.update(
+        {
+            "Coverage": r["coverage"],
+            "Complete": r["complete"],
+            "Params (M)": None
+            if facts.n_parameters is None
+            else round(facts.n_parameters / 1e6, 1),
+            "Dim": facts.embedding_dim,
+            "Max tokens": facts.max_tokens,
+            "Open": {True: "open", False: "proprietary", None: "unknown"}[facts.open_weights],
+            "Family": facts.family,
+            "Size": size_bucket(facts.n_parameters),
+        }
+    )
+    return row
+
+
+def _efficiency_entry(
+    r: dict[str, Any], row: dict[str, Any], result: ModelResults, board: Leaderboard
+) -> dict[str, Any] | None:
+    """Samples per second over the tasks whose size and time are both known (complete models)."""
+    sized = [
+        (size, result.seconds[t.name])
+        for t in board.tasks
+        if t.name in result.seconds and (size := task_size(t)) is not None
+    ]
+    if not r["complete"] or not sized:
+        return None
+    facts = board.facts[r["model"]]
+    return {
+        "Model": r["model"],
+        "Samples/s": sum(s for s, _ in sized) / sum(sec for _, sec in sized),
+        "RRF": r["rrf"],
+        "Params (M)": row["Params (M)"],
+        "Dim": facts.embedding_dim,
+        "Hardware": facts.hardware or "not recorded",
+        "Open": row["Open"],
+        "Timed tasks": len(sized),
+    }
+
+
+def _type_rows(
+    t: str, ranked: list[dict[str, Any]], by_model: dict[str, ModelResults], board: Leaderboard
+) -> list[dict[str, Any]]:
+    type_tasks = [task for task in board.tasks if task.type == t]
+    rows = []
+    for r in ranked:
+        scores = by_model[r["model"]].scores
+        row = {
+            "Rank": r["ranks"].get(t) if r["complete"] else None,
+            "Model": r["model"],
+            "Mean": r["means"].get(t),
+            "Coverage": f"{sum(x.name in scores for x in type_tasks)}/{len(type_tasks)}",
+        }
+        for task in type_tasks:
+            row[board.column(task)] = scores.get(task.name)
+        rows.append(row)
+    rows.sort(key=lambda x: (x["Rank"] is None, x["Rank"] or 0, -(x["Mean"] or 0.0)))
+    return rows
+
+
+def _task_rows(task: Task, models: list[ModelResults], board: Leaderboard) -> list[dict[str, Any]]:
+    """One task's table (and its points in ``board.scores``, for the distribution plot)."""
+    key = main_score(board.benchmark, task)
+    have = [m for m in models if task.name in m.scores]
+    have.sort(key=lambda m: -m.scores[task.name])
+    ranks = _competition_rank({m.model: m.scores[task.name] for m in have})
+    rows = []
+    for m in have:
+        row = {"Rank": ranks[m.model], "Model": m.model, key: m.scores[task.name]}
+        for detail in DETAIL_KEYS[task.type]:
+            if detail != key:
+                row[detail] = m.details.get(task.name, {}).get(detail)
+        row["Seconds"] = m.seconds.get(task.name)
+        rows.append(row)
+        board.scores.append(
+            {
+                "Model": m.model,
+                "Family": board.facts[m.model].family,
+                "Type": TYPE_LABELS[task.type],
+                "Task": task.name,
+                "Score": m.scores[task.name],
             }
-            for task in type_tasks:
-                row[board.column(task)] = scores.get(task.name)
-            rows.append(row)
-        rows.sort(key=lambda x: (x["Rank"] is None, x["Rank"] or 0, -(x["Mean"] or 0.0)))
-        board.by_type[t] = rows
-    for task in tasks:
-        key = main_score(bench, task)
-        have = [m for m in models if task.name in m.scores]
-        have.sort(key=lambda m: -m.scores[task.name])
-        values = {m.model: m.scores[task.name] for m in have}
-        ranks = _competition_rank(values)
-        rows = []
-        for m in have:
-            row = {"Rank": ranks[m.model], "Model": m.model, key: m.scores[task.name]}
-            for detail in DETAIL_KEYS[task.type]:
-                if detail != key:
-                    row[detail] = m.details.get(task.name, {}).get(detail)
-            row["Seconds"] = m.seconds.get(task.name)
-            rows.append(row)
-            board.scores.append(
-                {
-                    "Model": m.model,
-                    "Family": board.facts[m.model].family,
-                    "Type": TYPE_LABELS[task.type],
-                    "Task": task.name,
-                    "Score": m.scores[task.name],
-                }
-            )
-        board.per_task[task.name] = rows
-    return board
+        )
+    return rows
 
 
 def filter_rows(
