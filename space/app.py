@@ -16,7 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -379,154 +379,186 @@ revision moves, your model appears here. MTEB result folders are read as they ar
 """
 
 
+@dataclass
+class _Page:
+    """The page's components, as the layout functions create them and the wiring reads them."""
+
+    filters: list[Any] = field(default_factory=list)  # bench, openness, sizes, families, query
+    summary: Any = None
+    notice: Any = None
+    overall: Any = None
+    overall_csv: Any = None
+    type_tables: list[Any] = field(default_factory=list)
+    type_csvs: list[Any] = field(default_factory=list)
+    tabs: dict[str, Any] = field(default_factory=dict)
+    task: Any = None
+    task_info: Any = None
+    task_table: Any = None
+    task_csv: Any = None
+    eff_plot: Any = None
+    eff_csv: Any = None
+    type_pick: Any = None
+    dist_plot: Any = None
+    radar_models: Any = None
+    radar_plot: Any = None
+
+    @property
+    def controls(self) -> list[Any]:
+        return [*self.filters, self.task, self.type_pick, self.radar_models]
+
+    @property
+    def task_outputs(self) -> list[Any]:
+        return [self.task, self.task_info, self.task_table, self.task_csv]
+
+    @property
+    def all_outputs(self) -> list[Any]:
+        tables = [self.summary, self.notice, self.overall, self.overall_csv]
+        for table, csv_button in zip(self.type_tables, self.type_csvs, strict=True):
+            tables += [table, csv_button]
+        plots = [self.eff_plot, self.eff_csv, self.dist_plot, self.radar_models, self.radar_plot]
+        return [*tables, *self.task_outputs, *plots]
+
+
 def build_demo(state: AppState) -> gr.Blocks:
     """The page. Initial values are the default view, so it is useful before any event runs."""
     default = parse_query(state, {})
-    board = state.boards[state.default_benchmark]
-    # Every name any benchmark can offer, so that updated choices always validate.
-    all_models = sorted({r["Model"] for b in state.boards.values() for r in b.overall})
-    all_tasks = sorted({t.name for b in state.boards.values() for t in b.tasks})
+    page = _Page()
     with gr.Blocks(title="ChemTEB leaderboard") as demo:
         gr.Markdown(
             "# ChemTEB leaderboard\nWhich embedding model should sit behind chemistry search, "
             "RAG or classification? Scores of the Chemical Text Embedding Benchmark."
             + (f"\n\nResults: {state.source}" if state.source else "")
         )
-        with gr.Row():
-            bench = gr.Dropdown(
+        _filter_row(state, default, page)
+        page.summary = gr.Markdown(elem_id="summary")
+        page.notice = gr.Markdown(elem_id="notice")
+        with gr.Tabs():
+            _table_tabs(page)
+            _view_tabs(state, default, page)
+            with gr.Tab("About", id="about", elem_id="tab-about") as page.tabs["about"]:
+                gr.Markdown(ABOUT)
+        _wire(demo, state, page)
+    return demo
+
+
+def _filter_row(state: AppState, default: dict[str, Any], page: _Page) -> None:
+    with gr.Row():
+        page.filters = [
+            gr.Dropdown(
                 list(state.boards),
                 value=default["benchmark"],
                 label="Benchmark",
                 scale=2,
                 elem_id="benchmark",
-            )
-            openness = gr.Radio(
-                list(OPENNESS), value="all", label="Weights", scale=2, elem_id="weights"
-            )
-            sizes = gr.CheckboxGroup(
+            ),
+            gr.Radio(list(OPENNESS), value="all", label="Weights", scale=2, elem_id="weights"),
+            gr.CheckboxGroup(
                 list(SIZE_BUCKETS), label="Size (parameters)", scale=3, elem_id="size"
-            )
-            families = gr.Dropdown(
+            ),
+            gr.Dropdown(
                 state.families, multiselect=True, label="Family", scale=2, elem_id="family"
-            )
-            query = gr.Textbox(
-                label="Search models", placeholder="e.g. bge", scale=2, elem_id="search"
-            )
-        summary = gr.Markdown(elem_id="summary")
-        notice = gr.Markdown(elem_id="notice")
-        type_tables: list[Any] = []
-        type_csvs: list[Any] = []
-        tabs_of: dict[str, Any] = {}
-        with gr.Tabs():
-            with gr.Tab("Overall", id="overall", elem_id="tab-overall") as tabs_of["overall"]:
-                overall = gr.Dataframe(
-                    elem_id="overall-table",
-                    interactive=False,
-                    max_height=900,
-                    pinned_columns=2,
-                    wrap=True,
-                )
-                overall_csv = gr.DownloadButton("Download CSV", elem_id="overall-csv", size="sm")
-            for t in TASK_TYPES:
-                with gr.Tab(TYPE_LABELS[t], id=t.lower(), elem_id=f"tab-{t.lower()}") as tabs_of[
-                    t.lower()
-                ]:
-                    type_tables.append(
-                        gr.Dataframe(
-                            elem_id=f"{t.lower()}-table",
-                            interactive=False,
-                            max_height=900,
-                            pinned_columns=2,
-                        )
-                    )
-                    type_csvs.append(
-                        gr.DownloadButton("Download CSV", elem_id=f"{t.lower()}-csv", size="sm")
-                    )
-            with gr.Tab("Per task", id="task", elem_id="tab-task") as tabs_of["task"]:
-                task = gr.Dropdown(
-                    all_tasks, value=board.tasks[0].name, allow_custom_value=True, label="Task"
-                )
-                task_info = gr.Markdown()
-                task_table = gr.Dataframe(elem_id="task-table", interactive=False, max_height=900)
-                task_csv = gr.DownloadButton("Download CSV", elem_id="task-csv", size="sm")
-            with gr.Tab("Efficiency", id="efficiency", elem_id="tab-efficiency") as tabs_of[
-                "efficiency"
-            ]:
-                eff_plot = gr.Plot(elem_id="efficiency-plot")
-                eff_csv = gr.DownloadButton("Download CSV", elem_id="efficiency-csv", size="sm")
-            with gr.Tab("Distribution", id="distribution", elem_id="tab-distribution") as tabs_of[
-                "distribution"
-            ]:
-                type_pick = gr.Radio(
-                    [TYPE_LABELS[t] for t in TASK_TYPES], value=default["type"], label="Task type"
-                )
-                dist_plot = gr.Plot(elem_id="distribution-plot")
-            with gr.Tab("Radar", id="radar", elem_id="tab-radar") as tabs_of["radar"]:
-                radar_models = gr.Dropdown(
-                    all_models,
-                    multiselect=True,
-                    allow_custom_value=True,
-                    label="Models (default: the top three)",
-                )
-                radar_plot = gr.Plot(elem_id="radar-plot")
-            with gr.Tab("About", id="about", elem_id="tab-about") as tabs_of["about"]:
-                gr.Markdown(ABOUT)
-
-        controls = [bench, openness, sizes, families, query, task, type_pick, radar_models]
-        filters = [bench, openness, sizes, families, query]
-        table_outputs = [summary, notice, overall, overall_csv]
-        for table, csv_button in zip(type_tables, type_csvs, strict=True):
-            table_outputs += [table, csv_button]
-        task_outputs = [task, task_info, task_table, task_csv]
-        all_outputs = [
-            *table_outputs,
-            *task_outputs,
-            eff_plot,
-            eff_csv,
-            dist_plot,
-            radar_models,
-            radar_plot,
+            ),
+            gr.Textbox(label="Search models", placeholder="e.g. bge", scale=2, elem_id="search"),
         ]
 
-        def on_filters(*values: Any) -> list[Any]:
-            return view_all(state, *values)
 
-        for control in filters:
-            control.input(
-                on_filters,
-                inputs=controls,
-                outputs=all_outputs,
-                js=_url_js(PARAMS),
-                trigger_mode="always_last",
-                show_progress="hidden",
-            )
-        # The task, distribution and radar pickers: same wiring, each with its own view.
-        pickers = (
-            (task, view_task, task_outputs, "task", "task"),
-            (type_pick, view_distribution, dist_plot, "type", "distribution"),
-            (radar_models, view_radar, [radar_models, radar_plot], "models", "radar"),
+def _table_tabs(page: _Page) -> None:
+    """The overall table and one table per task type, each with its CSV."""
+    with gr.Tab("Overall", id="overall", elem_id="tab-overall") as page.tabs["overall"]:
+        page.overall = gr.Dataframe(
+            elem_id="overall-table", interactive=False, max_height=900, pinned_columns=2, wrap=True
         )
-        for control, view, outputs, param, api_name in pickers:
-            control.input(
-                partial(view, state),
-                inputs=[*filters, control],
-                outputs=outputs,
-                js=_url_js([*PARAMS[:5], param]),
-                api_name=api_name,
-                show_progress="hidden",
+        page.overall_csv = gr.DownloadButton("Download CSV", elem_id="overall-csv", size="sm")
+    for t in TASK_TYPES:
+        name = t.lower()
+        with gr.Tab(TYPE_LABELS[t], id=name, elem_id=f"tab-{name}") as page.tabs[name]:
+            page.type_tables.append(
+                gr.Dataframe(
+                    elem_id=f"{name}-table", interactive=False, max_height=900, pinned_columns=2
+                )
             )
-        for name, tab in tabs_of.items():
-            tab.select(None, js=_tab_js(name))
+            page.type_csvs.append(
+                gr.DownloadButton("Download CSV", elem_id=f"{name}-csv", size="sm")
+            )
 
-        def on_load(request: gr.Request) -> list[Any]:
-            values = parse_query(state, dict(request.query_params) if request else {})
-            controls_out = [values[p] for p in PARAMS]
-            return [*controls_out, *view_all(state, *controls_out)]
 
-        demo.load(on_load, inputs=None, outputs=[*controls, *all_outputs], show_progress="hidden")
-        # The tab is the browser's business: click the one the URL names.
-        demo.load(None, js=_OPEN_TAB_JS)
-    return demo
+def _view_tabs(state: AppState, default: dict[str, Any], page: _Page) -> None:
+    """Per task, efficiency, distribution and radar."""
+    board = state.boards[state.default_benchmark]
+    # Every name any benchmark can offer, so that updated choices always validate.
+    all_models = sorted({r["Model"] for b in state.boards.values() for r in b.overall})
+    all_tasks = sorted({t.name for b in state.boards.values() for t in b.tasks})
+    with gr.Tab("Per task", id="task", elem_id="tab-task") as page.tabs["task"]:
+        page.task = gr.Dropdown(
+            all_tasks, value=board.tasks[0].name, allow_custom_value=True, label="Task"
+        )
+        page.task_info = gr.Markdown()
+        page.task_table = gr.Dataframe(elem_id="task-table", interactive=False, max_height=900)
+        page.task_csv = gr.DownloadButton("Download CSV", elem_id="task-csv", size="sm")
+    with gr.Tab("Efficiency", id="efficiency", elem_id="tab-efficiency") as page.tabs["efficiency"]:
+        page.eff_plot = gr.Plot(elem_id="efficiency-plot")
+        page.eff_csv = gr.DownloadButton("Download CSV", elem_id="efficiency-csv", size="sm")
+    with gr.Tab("Distribution", id="distribution", elem_id="tab-distribution") as page.tabs[
+        "distribution"
+    ]:
+        page.type_pick = gr.Radio(
+            [TYPE_LABELS[t] for t in TASK_TYPES], value=default["type"], label="Task type"
+        )
+        page.dist_plot = gr.Plot(elem_id="distribution-plot")
+    with gr.Tab("Radar", id="radar", elem_id="tab-radar") as page.tabs["radar"]:
+        page.radar_models = gr.Dropdown(
+            all_models,
+            multiselect=True,
+            allow_custom_value=True,
+            label="Models (default: the top three)",
+        )
+        page.radar_plot = gr.Plot(elem_id="radar-plot")
+
+
+def _wire(demo: gr.Blocks, state: AppState, page: _Page) -> None:
+    """The events: filters redraw everything; each picker its own view; tabs and load follow
+    the URL."""
+
+    def on_filters(*values: Any) -> list[Any]:
+        return view_all(state, *values)
+
+    for control in page.filters:
+        control.input(
+            on_filters,
+            inputs=page.controls,
+            outputs=page.all_outputs,
+            js=_url_js(PARAMS),
+            trigger_mode="always_last",
+            show_progress="hidden",
+        )
+    # The task, distribution and radar pickers: same wiring, each with its own view.
+    pickers = (
+        (page.task, view_task, page.task_outputs, "task", "task"),
+        (page.type_pick, view_distribution, page.dist_plot, "type", "distribution"),
+        (page.radar_models, view_radar, [page.radar_models, page.radar_plot], "models", "radar"),
+    )
+    for control, view, outputs, param, api_name in pickers:
+        control.input(
+            partial(view, state),
+            inputs=[*page.filters, control],
+            outputs=outputs,
+            js=_url_js([*PARAMS[:5], param]),
+            api_name=api_name,
+            show_progress="hidden",
+        )
+    for name, tab in page.tabs.items():
+        tab.select(None, js=_tab_js(name))
+
+    def on_load(request: gr.Request) -> list[Any]:
+        values = parse_query(state, dict(request.query_params) if request else {})
+        controls_out = [values[p] for p in PARAMS]
+        return [*controls_out, *view_all(state, *controls_out)]
+
+    demo.load(
+        on_load, inputs=None, outputs=[*page.controls, *page.all_outputs], show_progress="hidden"
+    )
+    # The tab is the browser's business: click the one the URL names.
+    demo.load(None, js=_OPEN_TAB_JS)
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
