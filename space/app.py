@@ -423,6 +423,7 @@ def build_demo(state: AppState) -> gr.Blocks:
     """The page. Initial values are the default view, so it is useful before any event runs."""
     default = parse_query(state, {})
     page = _Page()
+    demo: gr.Blocks
     with gr.Blocks(title="ChemTEB leaderboard") as demo:
         gr.Markdown(
             "# ChemTEB leaderboard\nWhich embedding model should sit behind chemistry search, "

@@ -69,6 +69,7 @@ def display(df: pd.DataFrame) -> dict[str, Any]:
     for name in headers:
         values = shown[name].tolist()
         numeric = pd.api.types.is_numeric_dtype(shown[name])
+        raw: list[Any]
         if name == "Model":
             cells = [_model_cell(m, bool(c)) for m, c in zip(values, complete, strict=True)]
             shown_text, raw = cells, cells

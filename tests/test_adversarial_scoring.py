@@ -246,7 +246,7 @@ def test_fuzz_sts(modules: dict[str, Any], data: st.DataObject) -> None:
             max_size=n,
         )
     )
-    policy = data.draw(st.sampled_from(["error", "drop", "zero"]))
+    policy: Any = data.draw(st.sampled_from(["error", "drop", "zero"]))
     _same(
         lambda: score_sts(gold, a, b, oov_policy=policy),
         lambda: modules["sts"].compute(
@@ -270,7 +270,7 @@ def test_fuzz_ner(modules: dict[str, Any], data: st.DataObject) -> None:
     damage = data.draw(st.integers(0, 5))
     if damage == 1 and any(lengths):  # one odd tag somewhere
         sentence = data.draw(st.sampled_from([i for i, n in enumerate(lengths) if n]))
-        where = pred if data.draw(st.booleans()) else gold
+        where: list[list[Any]] = pred if data.draw(st.booleans()) else gold
         where[sentence][data.draw(st.integers(0, lengths[sentence] - 1))] = data.draw(ODD_TAGS)
     elif damage == 2:  # shapes that do not match, or no sentences at all
         gold = data.draw(st.lists(st.lists(GOOD_TAGS, max_size=5), max_size=3))
@@ -296,7 +296,7 @@ ANSWERS = st.one_of(
 @fuzz(200)
 @given(data=st.data())
 def test_fuzz_chembench(modules: dict[str, Any], data: st.DataObject) -> None:
-    answers = data.draw(st.lists(ANSWERS, min_size=2, max_size=2))
+    answers: Any = data.draw(st.lists(ANSWERS, min_size=2, max_size=2))
     questions = [QUESTION, MCQ]
     _same(
         lambda: score_chembench(answers, questions),
@@ -430,7 +430,8 @@ def test_item8_numeric_edges() -> None:
         out = score_ner(pred, gold, beta=beta)
         assert out["overall_f1"] == out["overall_recall"] == 0.5
         assert out["X"]["f1"] == 1.0 and out["Y"]["f1"] == 0.0
-    for beta in (0, -1, math.nan, "2", True):
+    wrong_betas: tuple[Any, ...] = (0, -1, math.nan, "2", True)
+    for beta in wrong_betas:
         with pytest.raises(ValueError, match="beta"):
             score_ner(pred, gold, beta=beta)
     # Classification F-beta: the same limit, where sklearn overflows (beta**2).
@@ -442,9 +443,9 @@ def test_item8_numeric_edges() -> None:
     assert huge["fbeta_weighted"] == pytest.approx(huge["recall_weighted"], abs=1e-12)
     # STS: gold scores near float64's limit (Pearson was NaN).
     a, b = rng.normal(size=(20, 4)), rng.normal(size=(20, 4))
-    gold = rng.random(20)
-    assert score_sts(gold * 1e307, a, b)["pearson"] == pytest.approx(
-        score_sts(gold, a, b)["pearson"], abs=1e-12
+    gold_scores = rng.random(20)
+    assert score_sts(gold_scores * 1e307, a, b)["pearson"] == pytest.approx(
+        score_sts(gold_scores, a, b)["pearson"], abs=1e-12
     )
     with pytest.raises(ValueError, match="references"):
         score_sts([10**400, 1, 2], a[:3], b[:3])
@@ -458,7 +459,8 @@ def test_item8_numeric_edges() -> None:
     assert out[f"ndcg_at_{10**12}"] == out["ndcg_at_9"]
     assert out[f"recall_at_{10**12}"] == 1.0 and out[f"precision_at_{10**12}"] == 0.0
     # NER tags of the wrong type, and a 2-D numpy array of tags.
-    for bad in ([[None]], [[1]], [[b"O"]]):
+    bad_tags: tuple[Any, ...] = ([[None]], [[1]], [[b"O"]])
+    for bad in bad_tags:
         with pytest.raises(ValueError, match="tag 0 of sentence 0"):
             score_ner(bad, [["O"]])
     tags = np.array([["B-X", "I-X", "O"], ["O", "B-Y", "O"]])
@@ -467,7 +469,7 @@ def test_item8_numeric_edges() -> None:
 
 def test_item9_modules_validate_before_arrow(modules: dict[str, Any]) -> None:
     # A batch holding one bytes answer: Arrow would turn it into text and score it.
-    answers = ["[ANSWER]5[/ANSWER]", b"[ANSWER]A[/ANSWER]"]
+    answers: list[Any] = ["[ANSWER]5[/ANSWER]", b"[ANSWER]A[/ANSWER]"]
     with pytest.raises(ValueError, match="completions: item 1 is bytes") as function_error:
         score_chembench(answers, [QUESTION, MCQ])
     with pytest.raises(ValueError) as module_error:

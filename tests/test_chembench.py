@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,10 +43,10 @@ OPTIONS = [
 ]  # A-I
 
 
-def mcq(scores: dict[str, float], **kw: object) -> Question:
+def mcq(scores: dict[str, float], **kw: Any) -> Question:
     return Question(
         name="q", input="Which?", metrics=("multiple_choice_grade",), target_scores=scores, **kw
-    )  # type: ignore[arg-type]
+    )
 
 
 def num(target: float, **kw: object) -> Question:
@@ -394,7 +395,7 @@ def test_hub_and_local_schemas_agree() -> None:
     hub = dict(
         local, examples=[{"input": "Which?", "target": None, "target_scores": '{"x": 1, "y": 0}'}]
     )
-    hub["relative_tolerance"] = None
+    hub["relative_tolerance"] = None  # type: ignore[assignment]
     assert Question.from_dict(local) == Question.from_dict(hub)
     numeric = Question.from_dict(
         {

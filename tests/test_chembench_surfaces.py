@@ -24,7 +24,7 @@ from chemteb_eval.data.hub_layout import write_hub_dataset
 from .conftest import REPO_ROOT
 from .fake_hub import FakeHub
 
-MCQ = {
+MCQ: dict[str, Any] = {
     "name": "mcq_1",
     "uuid": "u-mcq-1",
     "description": "x",
@@ -34,7 +34,7 @@ MCQ = {
         {"input": "Which is a noble gas?", "target_scores": {"argon": 1, "oxygen": 0, "iron": 0}}
     ],
 }
-NUM = {
+NUM: dict[str, Any] = {
     "name": "num_1",
     "uuid": "u-num-1",
     "description": "y",
@@ -260,6 +260,7 @@ class _FakeLLM(BaseHTTPRequestHandler):
         type(self).calls.append({"path": self.path, **body})
         prompt = body["messages"][0]["content"] if "messages" in body else body["prompt"]
         answer = "[ANSWER]A[/ANSWER]" if "Options:" in prompt else "The answer is six."
+        payload: dict[str, Any]
         if self.path.endswith("/chat/completions"):
             payload = {"choices": [{"message": {"role": "assistant", "content": answer}}]}
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,17 +24,17 @@ from chemteb_eval.tasks import Task, get_task
 REV = "a" * 40
 
 
-def _task(type_: str, main: str, **kw: object) -> Task:
+def _task(type_: Any, main: str, **kw: Any) -> Task:
     return Task(
         name=f"Fixture{type_}",
         type=type_,
         hf_path="fixture/x",
-        revision=REV,  # type: ignore[arg-type]
+        revision=REV,
         eval_splits=kw.pop("eval_splits", ("test",)),
         main_score=main,
         collection="test",
         **kw,
-    )  # type: ignore[arg-type]
+    )
 
 
 def _write(tmp: Path, configs: dict) -> Path:
@@ -209,7 +210,7 @@ def test_offline_hub_dataset_gives_one_clear_error(monkeypatch: pytest.MonkeyPat
         load_task(task)
     assert time.perf_counter() - start < 10
     message = str(info.value)
-    assert "BASF-AI/PubChemSynonymPC" in message and task.revision in message
+    assert "BASF-AI/PubChemSynonymPC" in message and str(task.revision) in message
     assert "PipChem" in message and "hf download" in message
 
 

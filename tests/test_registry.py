@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,7 +114,7 @@ def test_unknown_and_ambiguous_names() -> None:
     ],
 )
 def test_task_records_validate(changes: dict, message: str) -> None:
-    fields = dict(
+    fields: dict[str, Any] = dict(
         name="T",
         type="PairClassification",
         hf_path="org/t",

@@ -129,8 +129,8 @@ def _prf(tp: int, n_pred: int, n_true: int, beta: float) -> tuple[float, float, 
 
 
 def score_ner(
-    predictions: Sequence[Sequence[str]],
-    references: Sequence[Sequence[str]],
+    predictions: Sequence[Sequence[str]] | Any,
+    references: Sequence[Sequence[str]] | Any,
     *,
     beta: float = 1.0,
     mode: str | None = None,
@@ -138,7 +138,7 @@ def score_ner(
     """Entity-level scores of predicted tag sequences against gold ones.
 
     Args:
-        predictions: one tag sequence per sentence.
+        predictions: one tag sequence per sentence (lists, or a 2-D numpy array of tags).
         references: the gold tag sequences, same shapes.
         beta: the F-beta's beta (1: F1; 2 weighs recall higher).
         mode: ``None`` (conlleval chunking) or ``"strict"`` (IOB2).
