@@ -27,7 +27,8 @@ from chemteb_eval.data import pipchem
 from chemteb_eval.data.loader import load_task
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.models import load_encoder
-from chemteb_eval.runner import _groups, run
+from chemteb_eval.runner import run
+from chemteb_eval.runner.kinds import split_texts
 from chemteb_eval.tasks import benchmark_tasks
 
 
@@ -48,7 +49,7 @@ def main() -> None:
     for task in benchmark_tasks("PipChem"):
         for by_split in load_task(task).values():
             for data in by_split.values():
-                for texts, role in _groups(data).values():
+                for texts, role in split_texts(data).values():
                     requests += [(encoder.prompt(task.type, role), t) for t in texts]
     unique: dict[str, tuple[str, str]] = {}
     for prompt, text in requests:

@@ -9,7 +9,22 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_json_atomic"]
+__all__ = ["parse_json", "write_json_atomic"]
+
+
+def parse_json(data: str | bytes) -> Any:
+    """``json.loads`` that fails only with ``ValueError``: bytes that are not UTF-8 and JSON
+    nested past Python's recursion limit (``[`` x 100,000) are named, not raised as
+    ``UnicodeDecodeError`` or ``RecursionError`` from deep inside the parser."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:

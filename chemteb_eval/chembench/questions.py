@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from chemteb_eval._files import parse_json
+
 __all__ = ["DIFFICULTY_KEYWORDS", "REQUIREMENT_KEYWORDS", "Question", "keyword_problems"]
 
 REQUIREMENT_KEYWORDS = frozenset(
@@ -96,9 +98,7 @@ class Question:
         """
         if isinstance(data, str):
             try:
-                data = json.loads(data)
-            except RecursionError:
-                raise ValueError("question: JSON nested too deeply.") from None
+                data = parse_json(data)
             except ValueError as exc:
                 raise ValueError(f"question: not JSON ({exc}).") from exc
         if not isinstance(data, Mapping):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from chemteb_eval._files import write_json_atomic
+from chemteb_eval._files import parse_json, write_json_atomic
 
 from .load import QuestionSet
 from .prompts import PromptMode, build_prompt
@@ -74,9 +74,7 @@ def read_completions(path: str | Path) -> dict[str, str]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except RecursionError:
-                raise ValueError(f"completions: {where} is JSON nested too deeply.") from None
+                row = parse_json(line)
             except ValueError as exc:
                 raise ValueError(f"completions: {where} is not JSON ({exc}).") from None
             key = None

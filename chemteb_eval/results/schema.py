@@ -8,7 +8,6 @@ lists of entries, and a score counts only if it is a real, finite number in [-1,
 
 from __future__ import annotations
 
-import json
 import math
 import stat
 from collections.abc import Iterable, Iterator, Mapping
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from chemteb_eval._files import parse_json
 from chemteb_eval.errors import short_repr
 from chemteb_eval.tasks import Task, list_tasks
 
@@ -69,12 +69,7 @@ def read_json_object(path: Path) -> dict[str, Any]:
         raise ValueError("not a regular file")
     if info.st_size > MAX_RESULT_BYTES:
         raise ValueError(f"{info.st_size} bytes: too large for a result file")
-    try:
-        payload = json.loads(path.read_bytes().decode("utf-8"))
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    payload = parse_json(path.read_bytes())
     if not isinstance(payload, dict):
         raise ValueError("not a JSON object")
     return payload
