@@ -202,6 +202,7 @@ def test_item7_cache_and_output_folders_that_cannot_be_used(tmp_path: Path) -> N
         run(encoder, tasks=benchmark_tasks(PIPCHEM)[:1], output_dir=a_file, progress=False)
 
 
+@pytest.mark.slow
 def test_item7_cli_prints_one_line(tmp_path: Path) -> None:
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
@@ -369,6 +370,7 @@ def _hostile_files(root: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_item6_rank_survives_hostile_files(results: Path) -> None:
     _hostile_files(results)
     started = time.perf_counter()

@@ -54,6 +54,15 @@ def examples(n: int) -> int:
 
 
 def fuzz(n: int) -> Any:
+    """Hypothesis settings for one fuzz target; the target also goes out of the inner loop."""
+
+    def apply(test: Any) -> Any:
+        return pytest.mark.slow(_settings(n)(test))
+
+    return apply
+
+
+def _settings(n: int) -> Any:
     return settings(
         max_examples=examples(n),
         deadline=None,

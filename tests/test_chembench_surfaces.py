@@ -84,6 +84,7 @@ def test_jsonl_loading(tmp_path: Path) -> None:
     assert len(loaded.questions) == 2 and loaded.skipped[0][0] == "q.jsonl:3"
 
 
+@pytest.mark.slow
 def test_hub_questions_through_the_loopback_hub(tmp_path: Path) -> None:
     """The Hub's schema (target_scores as JSON strings, one config per topic), read with
     load_dataset through HF_ENDPOINT."""

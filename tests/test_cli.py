@@ -59,6 +59,7 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert "chemteb run" in readme
 
 
+@pytest.mark.slow
 def test_chemteb_run_on_a_pipchem_task_with_the_bundled_model(
     tmp_path, monkeypatch, capsys
 ) -> None:

@@ -107,6 +107,7 @@ def test_client_errors_and_unreachable_servers_are_clear(server: _Server) -> Non
         HTTPEmbeddingEncoder("x", api_base=f"http://127.0.0.1:{port}/v1", backoff=0, max_retries=1)
 
 
+@pytest.mark.slow
 def test_runs_through_the_runner(
     server: _Server, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,6 +21,9 @@ from tests.fake_hub import FakeHub
 sys.path.insert(0, str(REPO_ROOT / "space"))
 from synthetic import write_synthetic_results
 
+# Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
+pytestmark = pytest.mark.slow
+
 TOKEN = "hf_alice_write"
 
 

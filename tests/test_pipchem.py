@@ -26,6 +26,9 @@ from chemteb_eval.data.types import (
 )
 from chemteb_eval.tasks import benchmark_tasks
 
+# Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:

@@ -20,6 +20,9 @@ from chemteb_eval.tasks import Task, benchmark_tasks
 from .conftest import REPO_ROOT
 from .hashing_encoder import HashingEncoder
 
+# Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:

@@ -21,6 +21,9 @@ from chemteb_eval.scoring.sts import score_sts
 from .conftest import REPO_ROOT
 from .hashing_encoder import HashingEncoder
 
+# Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
+pytestmark = pytest.mark.slow
+
 gensim = pytest.importorskip("gensim")
 
 CORPUS = [

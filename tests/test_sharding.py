@@ -18,6 +18,9 @@ import pytest
 
 from .conftest import REPO_ROOT
 
+# Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
+pytestmark = pytest.mark.slow
+
 _SCRIPT = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, {root!r})

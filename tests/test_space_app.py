@@ -142,6 +142,7 @@ def _download(
     )
 
 
+@pytest.mark.slow
 def test_results_from_a_hub_dataset_repo(hub: FakeHub, tmp_path: Path) -> None:
     local = write_synthetic_results(tmp_path / "local", n_models=3, seed=2)
     files = {str(p.relative_to(local)): p.read_bytes() for p in local.rglob("*") if p.is_file()}
@@ -226,6 +227,7 @@ def test_an_empty_results_folder_gives_a_page(tmp_path: Path) -> None:
         app.build_state([tmp_path / "missing"])
 
 
+@pytest.mark.slow
 def test_the_app_starts_from_a_hub_repo(hub: FakeHub, tmp_path: Path) -> None:
     """As on a Space: no --results, the repo and pinned revision from the environment."""
     import socket
