@@ -367,8 +367,13 @@ ranked models, without a rank: their means cover fewer tasks and are not compara
 
 ### Speed
 *Samples per second* is the sum of the tasks' sizes (as their references state them) over the
-sum of the result files' `evaluation_time` — it includes scoring, not just encoding, and it is
-only comparable on the same hardware, which the plot names. API models' times are network calls.
+sum of the result files' `evaluation_time`. That time is MTEB's: encoding the task's texts plus
+scoring them (chemteb-eval's runs record each vector's encoding cost in their cache, so a rerun
+served from the cache reports what encoding cost, and split the cost of a text several tasks share
+between them; earlier chemteb-eval files that timed scoring alone are left out). Speeds are only
+comparable on the same machine: the plot has one panel per hardware (the paper's files: one V100;
+our runs: the GPU or CPU model that `run_meta.json` records), each with its own Pareto front. API
+models' times are network calls.
 
 ### Submitting results
 Run `pip install chemteb-eval && chemteb run --model <your model> --benchmark "ChemTEB(paper)"`

@@ -131,18 +131,52 @@ def filtered(
 
 
 def efficiency_figure(board: Leaderboard, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Samples per second against RRF; bubble area ~ parameters, colour = embedding dimension,
-    the Pareto front drawn through the models no other beats on both axes."""
-    fig = go.Figure()
+    """Samples per second against RRF, one panel per hardware (speeds measured on different
+    machines are never put on one axis); bubble area ~ parameters, colour = embedding
+    dimension, each panel's Pareto front through the models no other there beats on both axes."""
+    from plotly.subplots import make_subplots
+
     if not rows:
+        fig = go.Figure()
         fig.update_layout(title="No complete model with timings passes the filters")
         return fig
     hardware = sorted({str(r["Hardware"]) for r in rows})
-    known = [r for r in rows if r["Params (M)"] is not None and not pd.isna(r["Params (M)"])]
-    unknown = [r for r in rows if r not in known]
-    biggest = max((float(r["Params (M)"]) for r in known), default=1.0)
+    fig = make_subplots(rows=1, cols=len(hardware), shared_yaxes=True, subplot_titles=hardware)
+    biggest = max((float(r["Params (M)"]) for r in rows if _known_params(r)), default=1.0)
     dims = [float(r["Dim"]) for r in rows if r["Dim"] is not None]
-    colour_range = (min(dims, default=0.0), max(dims, default=1.0))
+    colours = (min(dims, default=0.0), max(dims, default=1.0))
+    for col, machine in enumerate(hardware, start=1):
+        group = [r for r in rows if str(r["Hardware"]) == machine]
+        for trace in _efficiency_traces(group, biggest, colours, first=col == 1):
+            fig.add_trace(trace, row=1, col=col)
+        fig.update_xaxes(
+            title_text="embedded samples per second (task sizes / evaluation time)",
+            type="log",
+            row=1,
+            col=col,
+        )
+    fig.update_yaxes(title_text="RRF score", row=1, col=1)
+    fig.update_layout(
+        title=f"{board.benchmark.name}: speed and quality, per hardware",
+        legend={"orientation": "h", "y": -0.2},
+        margin={"l": 60, "r": 20, "t": 80, "b": 60},
+        height=520,
+    )
+    return fig
+
+
+def _known_params(r: Mapping[str, Any]) -> bool:
+    return r["Params (M)"] is not None and not pd.isna(r["Params (M)"])
+
+
+def _efficiency_traces(
+    rows: Sequence[Mapping[str, Any]],
+    biggest: float,
+    colours: tuple[float, float],
+    *,
+    first: bool,
+) -> list[go.Scatter]:
+    """One hardware's points (known and unknown size) and its Pareto front."""
 
     def trace(
         points: Sequence[Mapping[str, Any]], label: str, symbol: str, sizes: list[float]
@@ -152,6 +186,8 @@ def efficiency_figure(board: Leaderboard, rows: Sequence[Mapping[str, Any]]) -> 
             y=[r["RRF"] for r in points],
             mode="markers",
             name=label,
+            showlegend=first,
+            legendgroup=label,
             text=[r["Model"] for r in points],
             customdata=[[r["Params (M)"], r["Dim"], r["Hardware"]] for r in points],
             hovertemplate="%{text}<br>%{x:.1f} samples/s · RRF %{y:.4f}<br>"
@@ -161,43 +197,37 @@ def efficiency_figure(board: Leaderboard, rows: Sequence[Mapping[str, Any]]) -> 
                 "symbol": symbol,
                 "color": [r["Dim"] for r in points],
                 "colorscale": "Viridis",
-                "cmin": colour_range[0],
-                "cmax": colour_range[1],
-                "showscale": symbol == "circle",
+                "cmin": colours[0],
+                "cmax": colours[1],
+                "showscale": symbol == "circle" and first,
                 "colorbar": {"title": "Embedding dim"},
                 "line": {"width": 1, "color": "#333"},
                 "sizemode": "diameter",
             },
         )
 
+    known = [r for r in rows if _known_params(r)]
+    unknown = [r for r in rows if not _known_params(r)]
+    traces = []
     if known:
         sizes = [8 + 40 * math.sqrt(float(r["Params (M)"]) / biggest) for r in known]
-        fig.add_trace(trace(known, "bubble area ~ parameters", "circle", sizes))
+        traces.append(trace(known, "bubble area ~ parameters", "circle", sizes))
     if unknown:
-        fig.add_trace(trace(unknown, "parameters unknown (API)", "diamond", [14.0] * len(unknown)))
+        traces.append(trace(unknown, "parameters unknown (API)", "diamond", [14.0] * len(unknown)))
     front = sorted((r for r in rows if r.get("Pareto")), key=lambda r: r["Samples/s"])
-    fig.add_trace(
+    traces.append(
         go.Scatter(
             x=[r["Samples/s"] for r in front],
             y=[r["RRF"] for r in front],
             mode="lines",
             name="Pareto front",
+            showlegend=first,
+            legendgroup="Pareto front",
             line={"dash": "dash", "color": "#d62728"},
             hoverinfo="skip",
         )
     )
-    fig.update_layout(
-        title=f"{board.benchmark.name}: speed and quality (hardware: {'; '.join(hardware)})",
-        xaxis={
-            "title": "embedded samples per second (task sizes / evaluation time)",
-            "type": "log",
-        },
-        yaxis={"title": "RRF score"},
-        legend={"orientation": "h", "y": -0.2},
-        margin={"l": 60, "r": 20, "t": 60, "b": 60},
-        height=520,
-    )
-    return fig
+    return traces
 
 
 def distribution_figure(

@@ -193,3 +193,38 @@ def test_paper_board_and_timings(shared_dir: Path) -> None:
             seconds = [m.seconds[t.name] for t in board.tasks if t.type == type_]
             expected = float(timing[row["paper_name"]][column].split("±")[0])
             assert round(sum(seconds) / len(seconds), 2) == pytest.approx(expected, abs=0.011)
+
+
+def test_speeds_are_grouped_by_hardware_and_scoring_only_times_are_left_out(
+    tmp_path: Path,
+) -> None:
+    import json
+    import sys
+
+    from chemteb_eval.results.leaderboard import build_leaderboard
+    from chemteb_eval.tasks import get_benchmark
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "space"))
+    from synthetic import write_synthetic_results
+    from views import efficiency_figure
+
+    root = write_synthetic_results(tmp_path / "r", n_models=6, seed=3)
+    folders = sorted(root.iterdir())
+    for i, folder in enumerate(folders[:4]):
+        hardware = {"cuda": "NVIDIA H100", "gpu_count": 1} if i < 2 else {"cpu": "Xeon", "cpus": 8}
+        (folder / ("0" * 40) / "run_meta.json").write_text(json.dumps({"hardware": hardware}))
+    # The last model's files come from an earlier chemteb-eval that timed scoring alone.
+    for path in (folders[5] / ("0" * 40)).glob("*.json"):
+        if path.name != "model_meta.json":
+            payload = json.loads(path.read_text())
+            payload["chemteb_eval_version"] = "0.1.0"
+            path.write_text(json.dumps(payload))
+    board = build_leaderboard([root], get_benchmark("ChemTEB(paper)"))
+    machines = {e["Hardware"] for e in board.efficiency}
+    assert machines == {"NVIDIA H100", "Xeon CPU (8 cores)", "not recorded"}
+    assert not any(e["Model"].endswith("model-005") for e in board.efficiency)
+    for machine in machines:  # every panel has its own front
+        assert any(e["Pareto"] for e in board.efficiency if e["Hardware"] == machine)
+    figure = efficiency_figure(board, board.efficiency)
+    titles = [a.text for a in figure.layout.annotations]
+    assert sorted(titles) == sorted(machines)

@@ -145,10 +145,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         score = report.main_scores.get(name)
         print(f"{name:<44} {status:<8} {'' if score is None else f'{score:.4f}'}")
     enc = report.encoding
+    tokens = enc.get("tokens_per_second")
+    speed = f"{enc['texts_per_second']:.0f} texts/s" + (
+        f", {tokens:.0f} tokens/s" if tokens else ""
+    )
     print(
         f"\n{int(enc['requested']):,} texts requested, {int(enc['unique']):,} unique, "
         f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded "
-        f"({enc['texts_per_second']:.0f}/s). {report.seconds:.1f} s in all. Results: {report.results_dir}"
+        f"({speed}). {report.seconds:.1f} s in all. Results: {report.results_dir}"
     )
     for name, error in report.errors.items():
         print(f"[failed] {name}: {error}", file=sys.stderr)

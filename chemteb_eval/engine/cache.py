@@ -159,6 +159,11 @@ class EmbeddingCache:
                 "CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB) WITHOUT ROWID"
             )
             db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
+            # What encoding each vector cost (seconds), so a cache hit still knows it; a table
+            # of its own, so caches written before it need no migration (their rows have none).
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS cost (key TEXT PRIMARY KEY, seconds REAL) WITHOUT ROWID"
+            )
             db.execute("INSERT OR IGNORE INTO meta VALUES ('model', ?)", (ident,))
         except BaseException:
             db.close()
@@ -205,12 +210,18 @@ class EmbeddingCache:
         return [k for k in keys if k not in have]
 
     def put(
-        self, keys: Sequence[str], vectors: NDArray[np.float32], *, replace: bool = False
+        self,
+        keys: Sequence[str],
+        vectors: NDArray[np.float32],
+        *,
+        seconds: Sequence[float] | None = None,
+        replace: bool = False,
     ) -> bool:
         """Store a batch in one transaction (all of it or none of it survives a kill).
 
-        ``replace``: overwrite rows already there (a damaged row's new vector); by default the
-        first write wins. Returns False (nothing stored) when the cache is read-only.
+        ``seconds``: what encoding each vector cost. ``replace``: overwrite rows already there
+        (a damaged row's new vector); by default the first write wins. Returns False (nothing
+        stored) when the cache is read-only.
         """
         if self.read_only:
             return False
@@ -223,6 +234,11 @@ class EmbeddingCache:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.executemany(f"INSERT OR {verb} INTO emb VALUES (?, ?, ?)", rows)
+                if seconds is not None:
+                    self._db.executemany(
+                        f"INSERT OR {verb} INTO cost VALUES (?, ?)",
+                        zip(keys, map(float, seconds), strict=True),
+                    )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -274,6 +290,24 @@ class EmbeddingCache:
                 "length, inf or stray NaN); they are encoded again.",
                 stacklevel=2,
             )
+        return found
+
+    def costs(self, keys: Sequence[str]) -> dict[str, float]:
+        """The recorded encoding seconds of those ``keys`` that have one (rows written before
+        costs were recorded, or by a read-only cache's owner without them, have none)."""
+        found: dict[str, float] = {}
+        unique = list(dict.fromkeys(keys))
+        try:
+            for start in range(0, len(unique), 900):
+                chunk = unique[start : start + 900]
+                marks = ",".join("?" * len(chunk))
+                for key, seconds in self._query(
+                    f"SELECT key, seconds FROM cost WHERE key IN ({marks})", chunk
+                ):
+                    if isinstance(seconds, float) and seconds >= 0:
+                        found[str(key)] = seconds
+        except ChemtebError:
+            return found  # a read-only cache from before costs were recorded: no cost table
         return found
 
     def get(self, keys: Sequence[str]) -> NDArray[np.float32]:

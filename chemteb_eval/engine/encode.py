@@ -27,10 +27,15 @@ class EncodeStats:
     cache_hits: int = 0  # unique ones already on disk
     encoded: int = 0  # unique ones the model encoded in this run
     seconds: float = 0.0  # spent in the model
+    tokens: int | None = None  # tokens of the encoded texts, where the backend can count them
 
     def to_dict(self) -> dict[str, float]:
-        out = asdict(self)
+        """The counts and throughput; ``tokens`` and ``tokens_per_second`` only where the
+        backend counts tokens."""
+        out: dict[str, float] = {k: v for k, v in asdict(self).items() if v is not None}
         out["texts_per_second"] = self.encoded / self.seconds if self.seconds else 0.0
+        if self.tokens is not None:
+            out["tokens_per_second"] = self.tokens / self.seconds if self.seconds else 0.0
         return out
 
 
@@ -60,6 +65,9 @@ class EmbeddingEngine:
         self.progress = progress
         self.stats = EncodeStats()
         self._memory: dict[str, NDArray[np.float32]] = {}
+        # Seconds each text's encoding cost: its batch's time shared evenly among the batch's
+        # texts (batches are length-sorted, so a batch's texts are of similar length).
+        self._cost: dict[str, float] = {}
         self.state = distributed_state()
         # Texts per stored block: bounds memory, and is what a killed run loses at most.
         self.block = max(batch_size * 16, 512)
@@ -90,29 +98,38 @@ class EmbeddingEngine:
         if self.state is None:
             for start in range(0, len(todo), self.block):
                 block = todo[start : start + self.block]
-                self._store(block, self._encode(block, unique, bar))
+                vectors, seconds = self._encode(block, unique, bar)
+                self._store(block, vectors, seconds)
         else:
             # Each block is split between the processes and gathered back, in order, on the
             # main process, which stores it; a killed run keeps every stored block.
             for start in range(0, len(todo), self.block):
                 pairs = list(enumerate(todo[start : start + self.block]))
                 with self.state.split_between_processes(pairs) as mine:
-                    vectors = self._encode([k for _, k in mine], unique, bar)
-                    payload = [(i, v) for (i, _), v in zip(mine, vectors, strict=True)]
+                    vectors, seconds = self._encode([k for _, k in mine], unique, bar)
+                    payload = [
+                        (i, v, t) for (i, _), v, t in zip(mine, vectors, seconds, strict=True)
+                    ]
                 gathered = gather_to_main(self.state, payload)
                 if gathered is not None:
                     gathered.sort(key=lambda item: item[0])
-                    assert [i for i, _ in gathered] == list(range(len(pairs)))
-                    self._store([k for _, k in pairs], np.stack([v for _, v in gathered]))
+                    assert [i for i, _, _ in gathered] == list(range(len(pairs)))
+                    self._store(
+                        [k for _, k in pairs],
+                        np.stack([v for _, v, _ in gathered]),
+                        [t for _, _, t in gathered],
+                    )
             finish(self.state)
         bar.close()
         return self.stats
 
     def _encode(
         self, keys: list[str], unique: dict[str, tuple[str, str]], bar: Any
-    ) -> NDArray[np.float32]:
-        """Encode ``keys`` (grouped by prompt, longest texts first); rows in ``keys`` order."""
+    ) -> tuple[NDArray[np.float32], list[float]]:
+        """Encode ``keys`` (grouped by prompt, longest texts first); rows in ``keys`` order,
+        with the seconds each text's encoding cost."""
         out: dict[str, NDArray[np.float32]] = {}
+        cost: dict[str, float] = {}
         by_prompt: dict[str, list[str]] = {}
         for key in keys:
             by_prompt.setdefault(unique[key][0], []).append(key)
@@ -124,22 +141,55 @@ class EmbeddingEngine:
                 vectors = self.encoder.encode(
                     [unique[k][1] for k in batch], prompt=prompt, batch_size=self.batch_size
                 )
-                self.stats.seconds += time.perf_counter() - t0
+                elapsed = time.perf_counter() - t0
+                self._count_tokens([unique[k][1] for k in batch], prompt)
+                self.stats.seconds += elapsed
                 self.stats.encoded += len(batch)
                 out.update(zip(batch, vectors, strict=True))
+                cost.update((k, elapsed / len(batch)) for k in batch)
                 bar.update(len(batch))
                 bar.set_postfix(
                     texts_per_s=f"{self.stats.encoded / max(self.stats.seconds, 1e-9):.0f}"
                 )
         dim = self.encoder.meta.embedding_dim
-        return np.stack([out[k] for k in keys]) if keys else np.zeros((0, dim), np.float32)
+        if not keys:
+            return np.zeros((0, dim), np.float32), []
+        return np.stack([out[k] for k in keys]), [cost[k] for k in keys]
+
+    def _count_tokens(self, texts: list[str], prompt: str) -> None:
+        # Outside the timed region: counting is not encoding.
+        count = getattr(self.encoder, "count_tokens", None)
+        if count is not None:
+            self.stats.tokens = (self.stats.tokens or 0) + int(count(texts, prompt=prompt))
 
     def _store(
-        self, keys: list[str], vectors: NDArray[np.float32], *, replace: bool = False
+        self,
+        keys: list[str],
+        vectors: NDArray[np.float32],
+        seconds: list[float],
+        *,
+        replace: bool = False,
     ) -> None:
+        self._cost.update(zip(keys, seconds, strict=True))
         # A read-only cache stores nothing: the vectors then live in memory for this run.
-        if self.cache is None or not self.cache.put(keys, vectors, replace=replace):
+        if self.cache is None or not self.cache.put(
+            keys, vectors, seconds=seconds, replace=replace
+        ):
             self._memory.update(zip(keys, vectors, strict=True))
+
+    def costs(self, keys: Iterable[str]) -> tuple[dict[str, float], int]:
+        """The encoding seconds of ``keys`` (this run's, else the cache's record) and how many
+        came from the cache. A key whose cost was never recorded (cached by an older version)
+        is given the mean recorded cost of the others, so a task's time is not understated."""
+        unique = list(dict.fromkeys(keys))
+        found = {k: self._cost[k] for k in unique if k in self._cost}
+        hits = len(unique) - len(found)
+        if self.cache is not None and hits:
+            found.update(self.cache.costs([k for k in unique if k not in found]))
+        if len(found) < len(unique):
+            mean = sum(found.values()) / len(found) if found else 0.0
+            found.update((k, mean) for k in unique if k not in found)
+        return found, hits
 
     @property
     def is_main_process(self) -> bool:
@@ -159,7 +209,7 @@ class EmbeddingEngine:
             from tqdm.auto import tqdm
 
             with tqdm(total=len(redo), disable=True) as bar:
-                vectors = self._encode(redo, unique, bar)
-            self._store(redo, vectors, replace=True)
+                vectors, seconds = self._encode(redo, unique, bar)
+            self._store(redo, vectors, seconds, replace=True)
             have.update(zip(redo, vectors, strict=True))
         return np.stack([have[k] for k in keys])

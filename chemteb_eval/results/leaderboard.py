@@ -136,9 +136,13 @@ def _hardware(result: ModelResults) -> str | None:
     hardware = result.run_meta.get("hardware")
     if isinstance(hardware, dict):
         if hardware.get("cuda"):
-            return str(hardware["cuda"])
+            count = hardware.get("gpu_count")
+            return f"{hardware['cuda']}" + (
+                f" x{count}" if isinstance(count, int) and count > 1 else ""
+            )
         if hardware.get("cpus"):
-            return f"CPU ({hardware['cpus']} cores)"
+            model = hardware.get("cpu")
+            return f"{model + ' ' if isinstance(model, str) and model else ''}CPU ({hardware['cpus']} cores)"
     if (result.folder.parent.parent / _PAPER_TIMING).is_file():
         return _PAPER_HARDWARE
     return None
@@ -273,9 +277,12 @@ def build_leaderboard(
         entry = _efficiency_entry(r, row, by_model[r["model"]], board)
         if entry is not None:
             board.efficiency.append(entry)
-    front = pareto_front([(e["Samples/s"], e["RRF"]) for e in board.efficiency])
-    for entry, on_front in zip(board.efficiency, front, strict=True):
-        entry["Pareto"] = on_front
+    # Speeds are comparable on the same hardware only: one Pareto front per hardware.
+    for hardware in {e["Hardware"] for e in board.efficiency}:
+        group = [e for e in board.efficiency if e["Hardware"] == hardware]
+        front = pareto_front([(e["Samples/s"], e["RRF"]) for e in group])
+        for entry, on_front in zip(group, front, strict=True):
+            entry["Pareto"] = on_front
     for t in board.types:
         board.by_type[t] = _type_rows(t, ranked, by_model, board)
     for task in tasks:

@@ -229,11 +229,18 @@ def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) ->
             if value is not None:
                 details[key] = value
         result.details[task.name] = details
-        if file.evaluation_time is not None and file.evaluation_time > 0:
+        if _timed_with_encoding(file) and file.evaluation_time and file.evaluation_time > 0:
             result.seconds[task.name] = file.evaluation_time
         if task.revision_status(file.dataset_revision) != "pinned":
             result.revision_mismatches += 1
     return result
+
+
+def _timed_with_encoding(file: ResultFile) -> bool:
+    """Whether ``evaluation_time`` includes encoding, as MTEB's does. Earlier chemteb-eval
+    runs timed scoring alone (their files have ``chemteb_eval_version`` but no
+    ``encode_seconds``): such a time is not a speed and is left out."""
+    return "chemteb_eval_version" not in file.extra or "encode_seconds" in file.extra
 
 
 def _competition_ranks(values: Mapping[str, float]) -> dict[str, int]:
