@@ -95,7 +95,7 @@ def protocol_defaults(func: Callable[..., Any]) -> dict[str, Any]:
     return {
         name: p.default
         for name, p in inspect.signature(func).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "return_items"
     }
 
 

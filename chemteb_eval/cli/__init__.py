@@ -24,6 +24,7 @@ COMMANDS = (
     evaluate.add_list,
     evaluate.add_run,
     evaluate.add_rank,
+    evaluate.add_compare,
     hub.add_publish_metrics,
     hub.add_publish_dataset,
     hub.add_push_results,

@@ -170,19 +170,65 @@ def add_rank(sub: Subparsers) -> None:
         help="CSV with results_dir,model_id columns (default: paper_models.csv beside a folder)",
     )
     ranker.add_argument("--json", action="store_true")
+    ranker.add_argument(
+        "--ci",
+        action="store_true",
+        help="add 95%% rank intervals (tasks resampled, 1,000 times) and the group tied with #1",
+    )
     ranker.set_defaults(func=_cmd_rank)
+
+
+def add_compare(sub: Subparsers) -> None:
+    comparer = sub.add_parser(
+        "compare", help="two models: per-task differences with intervals, and a verdict"
+    )
+    comparer.add_argument("a", help="model A's results folder (org__model)")
+    comparer.add_argument("b", help="model B's results folder")
+    comparer.add_argument("-b", "--benchmark", default="PipChem", help=f"{', '.join(BENCHMARKS)}")
+    comparer.add_argument("--resamples", type=int, default=1000)
+    comparer.add_argument("--seed", type=int, default=0)
+    comparer.set_defaults(func=_cmd_compare)
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from chemteb_eval import tasks
+    from chemteb_eval.results.compare import compare_models, load_model
+
+    bench = tasks.get_benchmark(args.benchmark)
+    a, b = load_model(args.a, bench), load_model(args.b, bench)
+    result = compare_models(a, b, bench, resamples=args.resamples, seed=args.seed)
+    print(f"{bench.name}: A = {result.model_a}, B = {result.model_b} (A - B, 95% paired bootstrap)")
+    head = f"{'task':<40} {'A':>8} {'B':>8} {'A - B':>8} {'95% interval':>19} {'p':>6}"
+    print(f"{head}\n{'-' * len(head)}")
+    for row in result.tasks:
+        if row.paired is None:
+            tail = f"{'-':>19} {'-':>6}  {row.why_no_interval}"
+        else:
+            interval = f"[{row.paired.low:+.4f}, {row.paired.high:+.4f}]"
+            tail = f"{interval:>19} {row.paired.p_value:>6.3f}"
+        print(f"{row.task[:40]:<40} {row.a:>8.4f} {row.b:>8.4f} {row.difference:>+8.4f} {tail}")
+    o = result.overall
+    print(
+        f"\nMean over {len(result.tasks)} tasks: A - B = {o.difference:+.4f} "
+        f"[{o.low:+.4f}, {o.high:+.4f}] (tasks resampled). Verdict: {result.verdict}."
+    )
+    return 0
 
 
 def _cmd_rank(args: argparse.Namespace) -> int:
     import json
 
     from chemteb_eval import tasks
-    from chemteb_eval.results.ranking import rank_models, read_results
+    from chemteb_eval.results.ranking import rank_models, rank_uncertainty, read_results
 
     bench = tasks.get_benchmark(args.benchmark)
     models = read_results(args.results, bench, model_table=args.model_table)
     rows = rank_models(models, bench)
     skipped = [s for m in models for s in m.skipped]
+    intervals = rank_uncertainty(models, bench) if args.ci else {}
+    for r in rows:
+        if args.ci:
+            r["rank_interval"] = intervals.get(r["model"])
     if args.json:
         print(json.dumps([{k: v for k, v in r.items() if k != "mean"} for r in rows], indent=1))
     else:
@@ -201,7 +247,19 @@ def _cmd_rank(args: argparse.Namespace) -> int:
             )
             rank = "-" if r["rank"] is None else str(r["rank"])
             note = "" if r["complete"] else f"  incomplete {r['coverage']}"
+            ci = r.get("rank_interval")
+            if ci:
+                note += f"  95% rank {ci['rank_low']}-{ci['rank_high']}" + (
+                    "  ~#1" if ci["tied_with_top"] else ""
+                )
             print(f"{rank:>4} {r['model'][:42]:<42} {r['rrf']:>6.3f} {r['borda']:>6} {cells}{note}")
+    if args.ci and not args.json:
+        tied = [m for m, ci in intervals.items() if ci["tied_with_top"]]
+        print(
+            f"\nNot separable from #1 (ranked first in >= 2.5% of 1,000 task resamples): "
+            f"{', '.join(tied) or '-'}. Rank intervals: tasks resampled within their type "
+            "(docs/uncertainty.md)."
+        )
     for line in skipped:
         print(f"[skipped] {line}", file=sys.stderr)
     return 0

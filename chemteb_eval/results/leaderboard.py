@@ -21,6 +21,7 @@ from .ranking import (
     ModelResults,
     ScannedModel,
     rank_models,
+    rank_uncertainty,
     read_model_table,
     read_results,
 )
@@ -271,8 +272,9 @@ def build_leaderboard(
     ranked = rank_models(models, bench)
     by_model = {m.model: m for m in models}
     borda_rank = _competition_rank({r["model"]: r["borda"] for r in ranked if r["complete"]})
+    intervals = rank_uncertainty(models, bench)
     for r in ranked:
-        row = _overall_row(r, board, borda_rank)
+        row = _overall_row(r, board, borda_rank, intervals.get(r["model"]))
         board.overall.append(row)
         entry = _efficiency_entry(r, row, by_model[r["model"]], board)
         if entry is not None:
@@ -308,7 +310,10 @@ def _add_facts(
 
 
 def _overall_row(
-    r: dict[str, Any], board: Leaderboard, borda_rank: dict[str, int]
+    r: dict[str, Any],
+    board: Leaderboard,
+    borda_rank: dict[str, int],
+    interval: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     facts = board.facts[r["model"]]
     row: dict[str, Any] = {
@@ -316,6 +321,10 @@ def _overall_row(
         "Model": r["model"],
         "RRF": r["rrf"] if r["complete"] else None,
         "Borda rank": borda_rank.get(r["model"]),
+        # How sure the rank is: its 95% interval over task resamples, and the models that
+        # rank first often enough to be not separable from the top (docs/uncertainty.md).
+        "Rank 95%": f"{interval['rank_low']}-{interval['rank_high']}" if interval else None,
+        "Tied with #1": "≈ #1" if interval and interval["tied_with_top"] else "",
         "Borda": r["borda"],
         "Mean": r["mean"] if r["complete"] else None,
     }

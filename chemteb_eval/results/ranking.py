@@ -6,7 +6,7 @@ import csv
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -52,6 +52,7 @@ class ModelResults:
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
     seconds: dict[str, float] = field(default_factory=dict)  # task -> evaluation_time
     details: dict[str, dict[str, float]] = field(default_factory=dict)  # task -> DETAIL_KEYS
+    files: dict[str, ResultFile] = field(default_factory=dict)  # task -> the file scored
     meta: dict[str, Any] = field(default_factory=dict)
     run_meta: dict[str, Any] = field(default_factory=dict)
 
@@ -220,6 +221,7 @@ def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) ->
             )
             continue
         result.scores[task.name] = score
+        result.files[task.name] = file
         details = {}
         for key in DETAIL_KEYS[task.type]:
             try:
@@ -305,3 +307,37 @@ def rank_models(models: list[ModelResults], bench: Benchmark) -> list[dict[str, 
         del r["_scores"]
     rows.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0, -(r[key] or 0.0)))
     return rows
+
+
+def rank_uncertainty(
+    models: list[ModelResults],
+    bench: Benchmark,
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, dict[str, Any]]:
+    """Each complete model's 95% rank interval under the benchmark's aggregate (tasks
+    resampled within their type; ``scoring.uncertainty.rank_intervals``), and whether it is
+    tied with the top. Incomplete models get none.
+
+    Returns:
+        ``{model: {rank, rank_low, rank_high, top_share, tied_with_top}}``.
+    """
+    from chemteb_eval.scoring.uncertainty import rank_intervals
+
+    tasks = benchmark_tasks(bench)
+    complete = [m for m in models if all(t.name in m.scores for t in tasks)]
+    if len(complete) < 2:
+        return {}
+    kind: Literal["rrf", "mean"] = "rrf" if bench.aggregation.kind == "rrf" else "mean"
+    intervals = rank_intervals(
+        {m.model: {t.name: m.scores[t.name] for t in tasks} for m in complete},
+        {t.name: t.type for t in tasks},
+        aggregation=kind,
+        rrf_k=bench.aggregation.rrf_k or 10,
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+    return intervals.as_dict()

@@ -27,9 +27,12 @@ __all__ = [
     "MAX_RESULT_BYTES",
     "SCORE_RANGE",
     "ResultFile",
+    "items_path",
     "match_task",
+    "read_items",
     "read_json_object",
     "real_number",
+    "write_items",
 ]
 
 # Every score ChemTEB ranks (accuracy, F1, V-measure, AP, nDCG, correlations) lies in [-1, 1].
@@ -168,6 +171,48 @@ class ResultFile:
                 return None
             per_split.append(float(np.mean(values)))  # mean over subsets
         return float(np.mean(per_split))  # mean over the splits
+
+
+ITEMS_SUFFIX = ".items.npz"
+
+
+def items_path(result_path: Path) -> Path:
+    """``<Task>.items.npz`` beside ``<Task>.json``: the per-item evidence of its scores."""
+    return result_path.with_name(result_path.stem + ITEMS_SUFFIX)
+
+
+def write_items(path: Path, items: Mapping[tuple[str, str], Mapping[str, Any]]) -> None:
+    """Write ``{(split, subset): {name: array}}`` as one compressed ``.npz``, atomically."""
+    import os
+    import tempfile
+
+    arrays = {
+        f"{split}/{subset}/{name}": np.asarray(value)
+        for (split, subset), named in items.items()
+        for name, value in named.items()
+    }
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
+    os.close(fd)
+    try:
+        with open(tmp, "wb") as handle:
+            np.savez_compressed(handle, allow_pickle=False, **arrays)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_items(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """What ``write_items`` wrote; ``ValueError`` for a file that is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            out: dict[tuple[str, str], dict[str, Any]] = {}
+            for key in data.files:
+                split, subset, name = key.split("/", 2)
+                out.setdefault((split, subset), {})[name] = data[key]
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"{path}: not an items file ({exc})") from None
+    return out
 
 
 def match_task(

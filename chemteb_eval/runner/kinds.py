@@ -79,13 +79,21 @@ def _classification_score(
     # the seeded undersampling) of the full training split.
     train = np.zeros((len(data.train_texts), emb["train"].shape[1]), dtype=emb["train"].dtype)
     train[_probe_rows(data)] = emb["train"]
-    return scoring.score_classification(train, data.train_labels, emb["test"], data.test_labels)
+    return scoring.score_classification(
+        train, data.train_labels, emb["test"], data.test_labels, return_items=True
+    )
 
 
 def _clustering_score(data: ClusteringData, emb: Embeddings, _: ScoreContext) -> dict[str, Any]:
-    per_set = [scoring.score_clustering(emb[f"set{i}"], s.labels) for i, s in enumerate(data.sets)]
+    per_set = [
+        scoring.score_clustering(emb[f"set{i}"], s.labels, return_items=True)
+        for i, s in enumerate(data.sets)
+    ]
+    items = [p.pop("items") for p in per_set]
     out: dict[str, Any] = {k: float(np.mean([p[k] for p in per_set])) for k in per_set[0]}
     out["v_measures"] = [p["v_measure"] for p in per_set]
+    if len(items) == 1:  # MTEB averages several sets; one set's items are the task's
+        out["items"] = items[0]
     return out
 
 
@@ -96,7 +104,7 @@ def _pairs(data: PairClassificationData | StsData) -> Groups:
 def _sts_score(data: StsData, emb: Embeddings, _: ScoreContext) -> dict[str, Any]:
     # A run never aborts on texts a word model cannot embed: they count as similarity 0, and
     # n_missing / coverage in the result say how many there were.
-    return score_sts(data.scores, emb["s1"], emb["s2"], oov_policy="zero")
+    return score_sts(data.scores, emb["s1"], emb["s2"], oov_policy="zero", return_items=True)
 
 
 def _ner_score(data: NerData, _: Embeddings, context: ScoreContext) -> dict[str, Any]:
@@ -122,11 +130,13 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
         ),
         "PairClassification": KindRun(
             _pairs,
-            lambda d, e, _: scoring.score_pair_classification(e["s1"], e["s2"], d.labels),
+            lambda d, e, _: scoring.score_pair_classification(
+                e["s1"], e["s2"], d.labels, return_items=True
+            ),
         ),
         "BitextMining": KindRun(
             lambda d: {"src": (d.sources, None), "tgt": (d.targets, None)},
-            lambda d, e, _: scoring.score_bitext_mining(e["src"], e["tgt"]),
+            lambda d, e, _: scoring.score_bitext_mining(e["src"], e["tgt"], return_items=True),
         ),
         "Retrieval": KindRun(
             lambda d: {
@@ -134,7 +144,7 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
                 "corpus": (d.corpus_texts, "document"),
             },
             lambda d, e, _: scoring.score_retrieval(
-                e["queries"], e["corpus"], d.query_ids, d.corpus_ids, d.qrels
+                e["queries"], e["corpus"], d.query_ids, d.corpus_ids, d.qrels, return_items=True
             ),
         ),
         "STS": KindRun(_pairs, _sts_score),
@@ -153,5 +163,6 @@ def split_texts(data: SplitData) -> Groups:
 def score_split(
     data: SplitData, emb: Embeddings, context: ScoreContext | None = None
 ) -> dict[str, Any]:
-    """The split's scores (MTEB's keys) from the embeddings of its groups."""
+    """The split's scores (MTEB's keys) from the embeddings of its groups, with ``items`` (the
+    per-item evidence a bootstrap resamples) where the type has them."""
     return KIND_RUNS[data.kind].score(data, emb, context or ScoreContext())

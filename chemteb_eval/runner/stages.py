@@ -28,7 +28,7 @@ from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.base import Encoder
 from chemteb_eval.results.io import model_dir, write_json_atomic
-from chemteb_eval.results.schema import ResultFile
+from chemteb_eval.results.schema import ResultFile, items_path, write_items
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
 from chemteb_eval.tasks import main_score as benchmark_main_score
 
@@ -171,6 +171,7 @@ def evaluate_task(
     engine: EmbeddingEngine,
     context: ScoreContext,
     owners: Mapping[str, int] | None = None,
+    items: dict[tuple[str, str], dict[str, Any]] | None = None,
 ) -> ResultFile:
     """Score every subset and split of one task into its result file (not yet written).
 
@@ -178,6 +179,7 @@ def evaluate_task(
     encoding seconds (a text several tasks embed splits its cost between them, ``owners``
     counting them, so the tasks' encode seconds add up to the run's) plus its scoring seconds.
     The cache keeps each vector's cost, so a warm rerun reports the same encode seconds.
+    ``items``, if given, receives each split's per-item evidence by ``(split, subset)``.
     """
     t0 = time.perf_counter()
     encoder = context.encoder
@@ -190,6 +192,9 @@ def evaluate_task(
                 for group, (texts, role) in split_texts(split_data).items()
             }
             metrics = score_split(split_data, emb, context)
+            evidence = metrics.pop("items", None)
+            if items is not None and evidence is not None:
+                items[(split, subset)] = evidence
             metrics["main_score"] = metrics[task.main_score]
             metrics["hf_subset"] = subset
             metrics["languages"] = ["eng-Latn"] if subset == "default" else []
@@ -235,8 +240,11 @@ def _evaluate_all(
     for name in tqdm(list(loaded), desc="tasks", unit="task", disable=not context.progress):
         task = by_name[name]
         try:
-            result = evaluate_task(task, loaded[name], engine, context, owners)
-            result.write(out_dir)
+            items: dict[tuple[str, str], dict[str, Any]] = {}
+            result = evaluate_task(task, loaded[name], engine, context, owners, items)
+            path = result.write(out_dir)
+            if items:  # the per-item evidence beside the MTEB file, for intervals and compare
+                write_items(items_path(path), items)
             report.statuses[name] = "done"
         except Exception as exc:
             report.statuses[name] = "failed"

@@ -46,7 +46,8 @@ def score_bitext_mining(
     gold: Any = None,
     *,
     chunk_size: int = 1024,
-) -> dict[str, float]:
+    return_items: bool = False,
+) -> dict[str, Any]:
     """Score bitext mining: each source row's top-1 target by cosine similarity against the gold.
 
     Precision, recall and F1 are scikit-learn's ``average="weighted"`` with ``zero_division=0``
@@ -60,6 +61,8 @@ def score_bitext_mining(
         gold: for each source row the index of its true target; default row ``i`` -> target ``i``
             (then n_source must equal n_target).
         chunk_size: source rows scored at a time (memory: chunk_size x n_target floats).
+        return_items: also return ``items``, the per-item evidence a bootstrap resamples
+            (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
 
     Returns:
         accuracy, precision, recall, f1 and main_score (f1).
@@ -101,10 +104,13 @@ def score_bitext_mining(
         precision, recall, f1, _ = precision_recall_fscore_support(
             y_true, y_pred, zero_division=0, average="weighted"
         )
-    return {
+    out: dict[str, Any] = {
         "accuracy": float(accuracy_score(y_true, y_pred)),
         "precision": float(precision),
         "recall": float(recall),
         "f1": float(f1),
         "main_score": float(f1),
     }
+    if return_items:  # each source's gold and predicted target
+        out["items"] = {"y_true": y_true, "y_pred": y_pred}
+    return out

@@ -125,6 +125,7 @@ def score_classification(
     max_iter: int = 100,
     full_train: bool = False,
     beta: float | None = None,
+    return_items: bool = False,
 ) -> dict[str, Any]:
     """Score embeddings with MTEB's logistic-regression probe.
 
@@ -144,6 +145,8 @@ def score_classification(
         full_train: train once on all training rows instead of undersampling.
         beta: also report the F-beta (``fbeta`` macro, ``fbeta_micro``, ``fbeta_weighted``) for
             document classification with another beta; ``None`` (default) adds nothing.
+        return_items: also return ``items``, the per-item evidence a bootstrap resamples
+            (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
 
     Returns:
         accuracy, f1, precision, recall (macro), their ``_weighted`` variants, ``ap`` and
@@ -178,17 +181,21 @@ def score_classification(
         selections = undersample_indices(y_train, n_experiments, samples_per_label, seed)
 
     per_experiment = []
+    predictions = []
     for rows in selections:
         clf = LogisticRegression(max_iter=max_iter, random_state=seed)
         with warnings.catch_warnings():
             # 100 lbfgs iterations is the protocol; not converging is expected and not an error.
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf.fit(x_train[rows], y_train[rows])
-        per_experiment.append(_experiment_scores(y_test, clf.predict(x_test), beta))
+        predictions.append(clf.predict(x_test))
+        per_experiment.append(_experiment_scores(y_test, predictions[-1], beta))
 
     result: dict[str, Any] = {
         key: float(np.mean([s[key] for s in per_experiment])) for key in per_experiment[0]
     }
     result["scores_per_experiment"] = per_experiment
     result["main_score"] = result["accuracy"]
+    if return_items:  # each experiment's prediction of each test text
+        result["items"] = {"y_true": y_test, "y_pred": np.stack(predictions)}
     return result

@@ -20,7 +20,8 @@ def score_clustering(
     batch_size: int = 500,
     seed: int = 42,
     n_clusters: int | None = None,
-) -> dict[str, float]:
+    return_items: bool = False,
+) -> dict[str, Any]:
     """Cluster the embeddings with mini-batch k-means and compare with the true labels.
 
     ``MiniBatchKMeans(n_clusters, batch_size, n_init="auto", random_state=seed)`` (one k-means++
@@ -32,6 +33,8 @@ def score_clustering(
         batch_size: k-means mini-batch size (500 in MTEB; not the encoding batch size).
         seed: k-means random state.
         n_clusters: number of clusters; default the number of distinct labels.
+        return_items: also return ``items``, the per-item evidence a bootstrap resamples
+            (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
 
     Returns:
         v_measure, homogeneity, completeness and main_score (v_measure).
@@ -53,9 +56,12 @@ def score_clustering(
     )
     model.fit(x)
     homogeneity, completeness, v_measure = homogeneity_completeness_v_measure(y, model.labels_)
-    return {
+    out: dict[str, Any] = {
         "v_measure": float(v_measure),
         "homogeneity": float(homogeneity),
         "completeness": float(completeness),
         "main_score": float(v_measure),
     }
+    if return_items:  # each text's true label and cluster
+        out["items"] = {"labels": y, "clusters": model.labels_}
+    return out

@@ -131,7 +131,8 @@ def score_pair_classification(
     labels: Any,
     *,
     skip_tied_thresholds: bool = False,
-) -> dict[str, float]:
+    return_items: bool = False,
+) -> dict[str, Any]:
     """Score pairs of embeddings against 0/1 labels ("same"/"different").
 
     Args:
@@ -140,6 +141,8 @@ def score_pair_classification(
         labels: n labels, 1 for a positive pair and 0 for a negative one; both must occur.
         skip_tied_thresholds: MTEB 2.x's sweep, which never cuts between equal scores. Default
             False: the published ChemTEB results (mteb 1.14.15) did.
+        return_items: also return ``items``, the per-item evidence a bootstrap resamples
+            (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
 
     Returns:
         ``{cosine,dot,euclidean,manhattan}_{accuracy,accuracy_threshold,f1,f1_threshold,
@@ -166,7 +169,8 @@ def score_pair_classification(
         e1, e2 = e1.astype(np.float64), e2.astype(np.float64)
         exponent, (s1, s2) = global_rescale(e1, e2)
 
-    result: dict[str, float] = {}
+    result: dict[str, Any] = {}
+    items: dict[str, Any] = {"labels": y}
     for name, higher in SIMILARITY_FUNCTIONS:
         if name == "cosine":
             # Each row's scale is its own: rows near the limits, or below the norm scikit-learn
@@ -177,6 +181,7 @@ def score_pair_classification(
             )
         else:
             scores = pair_scores(name, s1, s2)
+        items[name] = scores  # the sweep can be redone on a resample of the pairs
         metrics = best_threshold_metrics(
             scores, y, higher, skip_tied_thresholds=skip_tied_thresholds
         )
@@ -197,4 +202,6 @@ def score_pair_classification(
     for key in ("accuracy", "f1", "precision", "recall", "ap"):
         result[f"max_{key}"] = max(result[f"{name}_{key}"] for name, _ in SIMILARITY_FUNCTIONS)
     result["main_score"] = result["max_f1"]
+    if return_items:
+        result["items"] = items
     return result

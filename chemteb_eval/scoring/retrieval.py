@@ -173,7 +173,8 @@ def score_retrieval(
     k_values: Sequence[int] = DEFAULT_K_VALUES,
     decimals: int | None = 5,
     chunk_size: int = 256,
-) -> dict[str, float]:
+    return_items: bool = False,
+) -> dict[str, Any]:
     """Exact cosine retrieval scored as MTEB scores it (pytrec_eval for nDCG/MAP/recall/P).
 
     Conventions (trec_eval's): graded gain = relevance, log2 discount; ties in score broken by
@@ -192,6 +193,8 @@ def score_retrieval(
         decimals: MTEB rounds the means of nDCG, MAP, recall and precision to 5 decimals (MRR is
             not rounded); ``None`` keeps full precision.
         chunk_size: queries scored at a time (memory: chunk_size x n_docs floats).
+        return_items: also return ``items``, the per-item evidence a bootstrap resamples
+            (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
 
     Returns:
         ``{ndcg,map,recall,precision,mrr}_at_{k}`` for every k and main_score (ndcg_at_10, or
@@ -224,7 +227,10 @@ def score_retrieval(
     ranked_grades = _ranked_grades(ranked, [judged[q] for q in scored], did_row)
     judged_relevant = [[g for g in judged[q].values() if g > 0] for q in scored]
     per_query = trec_metrics(ranked_grades, judged_relevant, k_values)
-    return _means(per_query, k_values, len(scored), decimals)
+    result: dict[str, Any] = _means(per_query, k_values, len(scored), decimals)
+    if return_items:  # every metric of every scored query (unrounded)
+        result["items"] = {"query_ids": np.asarray(scored), **per_query}
+    return result
 
 
 def _as_k_values(k_values: Any) -> list[int]:

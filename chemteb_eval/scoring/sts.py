@@ -112,6 +112,7 @@ def score_sts(
     predictions: Any = None,
     *,
     oov_policy: OovPolicy = "error",
+    return_items: bool = False,
 ) -> dict[str, Any]:
     """Pearson and Spearman between gold scores and similarities.
 
@@ -123,6 +124,8 @@ def score_sts(
         oov_policy: what a pair without a similarity means: ``error`` (raise, naming how many),
             ``drop`` (correlate the covered pairs only; coverage reported), ``zero`` (its
             similarity is 0).
+        return_items: also return ``items``, the per-item evidence a bootstrap resamples
+            (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
 
     Returns:
         ``pearson``, ``spearman`` (of the cosine similarity, or of ``predictions``),
@@ -164,4 +167,7 @@ def score_sts(
             "main_score": out["spearman"],
         }
     )
+    if return_items:  # each pair's gold score and similarity (the pairs correlated)
+        primary_used = np.where(np.isfinite(primary), primary, 0.0)[keep]
+        out["items"] = {"gold": gold[keep], "similarity": primary_used}
     return out
