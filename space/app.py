@@ -365,6 +365,14 @@ type. **ChemTEB(paper)** fuses those ranks by **Reciprocal Rank Fusion**: RRF = 
 *Borda rank*). Models without every task of a benchmark are marked ⚠ and listed after the
 ranked models, without a rank: their means cover fewer tasks and are not comparable.
 
+### How sure is a rank?
+*Rank 95%* is the range of ranks a model takes in 95% of 1,000 resamples of the benchmark's tasks
+(drawn with replacement within each task type, the aggregate recomputed each time; for runs that
+wrote per-item evidence, the items of retrieval and accuracy tasks are resampled too). *≈ #1*
+marks the models that rank first in at least 2.5% of resamples: not separable from the top. Per-task
+tables show a *95% CI* of the score where the run's items allow it. Method and assumptions:
+`docs/uncertainty.md` in the repository.
+
 ### Speed
 *Samples per second* is the sum of the tasks' sizes (as their references state them) over the
 sum of the result files' `evaluation_time`. That time is MTEB's: encoding the task's texts plus

@@ -156,20 +156,18 @@ def test_task_statistics_recompute_the_scores() -> None:
 def test_runner_writes_items_and_compare_and_rank_ci_read_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from chemteb_eval.results.leaderboard import build_leaderboard
+    from chemteb_eval.results.ranking import _item_resampler, read_results
     from chemteb_eval.runner import run
-    from chemteb_eval.tasks import get_task
+    from chemteb_eval.tasks import benchmark_tasks
 
     from .hashing_encoder import HashingEncoder
 
     monkeypatch.setenv("CHEMTEB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CHEMTEB_PIPCHEM_SCALE", "small")
-    tasks = [
-        get_task(n) for n in ("PipChemSMILESNameBM", "PipChemNameSMILESPC", "PipChemWikiRetrieval")
-    ]
     for name, dim in (("test/a", 64), ("test/b", 16)):
         run(
             HashingEncoder(dim=dim, name=name),
-            tasks=tasks,
             output_dir=tmp_path / "results",
             use_cache=False,
             progress=False,
@@ -180,18 +178,19 @@ def test_runner_writes_items_and_compare_and_rank_ci_read_them(
     result = json.loads((folder / "PipChemWikiRetrieval.json").read_text())
     per_query = items["test/default/ndcg_at_10"]
     assert per_query.mean() == pytest.approx(result["scores"]["test"][0]["ndcg_at_10"], abs=1e-5)
-    code = chemteb_main(
-        [
-            "compare",
-            str(tmp_path / "results" / "test__a"),
-            str(tmp_path / "results" / "test__b"),
-            "-b",
-            "PipChem",
-            "--resamples",
-            "200",
-        ]
-    )
+    bench = get_benchmark("PipChem")
+    args = [str(tmp_path / "results" / "test__a"), str(tmp_path / "results" / "test__b")]
+    assert chemteb_main(["compare", *args, "-b", "PipChem", "--resamples", "200"]) == 0
     out = capsys.readouterr().out
-    assert code == 0 and "Verdict:" in out and "PipChemWikiRetrieval" in out
     rows = [line for line in out.splitlines() if line.startswith("PipChem") and ":" not in line[:8]]
-    assert len(rows) == 3 and all("[" in line for line in rows)  # every task has an interval
+    assert len(rows) == len(benchmark_tasks(bench)) and all("[" in line for line in rows)
+    assert "Verdict:" in out
+    # rank --ci resamples the items of retrieval and accuracy tasks inside each task resample
+    models = read_results([tmp_path / "results"], bench)
+    assert _item_resampler(models, bench, benchmark_tasks(bench)) is not None
+    assert chemteb_main(["rank", str(tmp_path / "results"), "-b", "PipChem", "--ci"]) == 0
+    assert "95% rank" in capsys.readouterr().out
+    # the Space's per-task table shows the interval where the items allow it
+    board = build_leaderboard([tmp_path / "results"], bench)
+    retrieval = board.per_task["PipChemWikiRetrieval"]
+    assert all("95% CI" in row for row in retrieval)

@@ -24,6 +24,7 @@ from .ranking import (
     rank_uncertainty,
     read_model_table,
     read_results,
+    task_interval,
 )
 
 __all__ = [
@@ -400,6 +401,9 @@ def _task_rows(task: Task, models: list[ModelResults], board: Leaderboard) -> li
     rows = []
     for m in have:
         row = {"Rank": ranks[m.model], "Model": m.model, key: m.scores[task.name]}
+        interval = task_interval(m, board.benchmark, task)
+        if interval is not None:
+            row["95% CI"] = f"{interval[0]:.4f}-{interval[1]:.4f}"
         for detail in DETAIL_KEYS[task.type]:
             if detail != key:
                 row[detail] = m.details.get(task.name, {}).get(detail)

@@ -339,5 +339,83 @@ def rank_uncertainty(
         resamples=resamples,
         confidence=confidence,
         seed=seed,
+        item_resampler=_item_resampler(complete, bench, tasks),
     )
     return intervals.as_dict()
+
+
+def _mean_of_items(task_type: str, key: str) -> bool:
+    """Two-level resampling recomputes every model's score on every resample: affordable for
+    scores that are means of items (a gather and a mean: retrieval's per-query metrics, the
+    probe's accuracy), not for threshold sweeps, weighted F1 or k-means metrics."""
+    return task_type == "Retrieval" or (task_type == "Classification" and key == "accuracy")
+
+
+def _item_resampler(models: list[ModelResults], bench: Benchmark, tasks: list[Task]) -> Any:
+    """Where every model's run wrote items for a task whose score is a mean of items, a
+    callable that redraws those tasks' items (the same items for every model) and returns the
+    models' recomputed scores; ``None`` when no task qualifies (e.g. published files)."""
+    from chemteb_eval.scoring.uncertainty import task_statistic
+
+    from .schema import items_path, read_items
+
+    per_task: dict[str, tuple[int, dict[str, Any]]] = {}
+    for task in tasks:
+        key = main_score(bench, task)
+        splits = eval_splits(bench, task)
+        if not _mean_of_items(task.type, key) or len(splits) * len(task.subsets) != 1:
+            continue
+        stats: dict[str, Any] = {}
+        sizes = set()
+        for m in models:
+            file = m.files.get(task.name)
+            path = items_path(file.path) if file and file.path else None
+            if path is None or not path.is_file():
+                break
+            evidence = read_items(path).get((splits[0], task.subsets[0]))
+            if evidence is None or (key not in evidence and task.type == "Retrieval"):
+                break
+            stats[m.model], n = task_statistic(task.type, evidence, key)
+            sizes.add(n)
+        if len(stats) == len(models) and len(sizes) == 1:
+            per_task[task.name] = (sizes.pop(), stats)
+    if not per_task:
+        return None
+
+    def redraw(rng: Any) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {m.model: {} for m in models}
+        for name, (n, stats) in per_task.items():
+            idx = rng.integers(0, n, size=n)
+            for model, stat in stats.items():
+                out[model][name] = stat(idx)
+        return out
+
+    return redraw
+
+
+def task_interval(
+    model: ModelResults, bench: Benchmark, task: Task, *, resamples: int = 1000, seed: int = 0
+) -> tuple[float, float] | None:
+    """The 95% interval of a model's main score on a task, resampling the task's items, where
+    its run wrote them and the score is a mean of items (cheap enough for every table); else
+    ``None``."""
+    from chemteb_eval.scoring.uncertainty import bootstrap_ci, task_statistic
+
+    from .schema import items_path, read_items
+
+    key = main_score(bench, task)
+    splits = eval_splits(bench, task)
+    file = model.files.get(task.name)
+    if file is None or file.path is None or len(splits) * len(task.subsets) != 1:
+        return None
+    if not _mean_of_items(task.type, key) or not items_path(file.path).is_file():
+        return None
+    try:
+        evidence = read_items(items_path(file.path)).get((splits[0], task.subsets[0]))
+        if evidence is None:
+            return None
+        statistic, n = task_statistic(task.type, evidence, key)
+        _, low, high = bootstrap_ci(statistic, n, resamples=resamples, seed=seed)
+    except (KeyError, ValueError):
+        return None
+    return low, high
