@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,3 +29,18 @@ def shared_dir() -> Path:
             "(paper results, ChemBench questions, STS benchmark, ChEBI-20)"
         )
     return SHARED
+
+
+@pytest.fixture(scope="module")
+def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A private chemteb cache with the small PipChem build, for the module's tests."""
+    root = tmp_path_factory.mktemp("cache")
+    saved = {k: os.environ.get(k) for k in ("CHEMTEB_CACHE", "CHEMTEB_PIPCHEM_SCALE")}
+    os.environ["CHEMTEB_CACHE"] = str(root)
+    os.environ["CHEMTEB_PIPCHEM_SCALE"] = "small"
+    yield root
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

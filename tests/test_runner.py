@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,20 +21,6 @@ from .hashing_encoder import HashingEncoder
 
 # Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("cache")
-    saved = {k: os.environ.get(k) for k in ("CHEMTEB_CACHE", "CHEMTEB_PIPCHEM_SCALE")}
-    os.environ["CHEMTEB_CACHE"] = str(root)
-    os.environ["CHEMTEB_PIPCHEM_SCALE"] = "small"
-    yield root
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
 
 
 def test_run_writes_mteb_layout_and_skips_finished(small_suite: Path, tmp_path: Path) -> None:

@@ -5,8 +5,6 @@ a warm rerun reports what the cold run did."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,20 +19,6 @@ from .hashing_encoder import HashingEncoder
 pytestmark = pytest.mark.slow
 
 TASKS = ["PipChemSMILESNameBM", "PipChemNameSMILESPC", "PipChemWikiFieldClustering"]
-
-
-@pytest.fixture(scope="module")
-def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("cache")
-    saved = {k: os.environ.get(k) for k in ("CHEMTEB_CACHE", "CHEMTEB_PIPCHEM_SCALE")}
-    os.environ["CHEMTEB_CACHE"] = str(root)
-    os.environ["CHEMTEB_PIPCHEM_SCALE"] = "small"
-    yield root
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
 
 
 def _files(out: Path) -> dict[str, dict[str, Any]]:

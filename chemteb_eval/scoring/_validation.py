@@ -74,6 +74,24 @@ def as_embeddings(
     return arr
 
 
+def as_values(name: str, value: Any, *, missing_ok: bool = False) -> NDArray[np.float64]:
+    """``value`` as a non-empty 1-D float64 array of finite numbers (``missing_ok``: NaN allowed,
+    meaning "none"); a ``ValueError`` naming the argument and the first bad position otherwise."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{name}: must be numbers ({exc}).") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name}: must be a non-empty 1-D sequence, got shape {arr.shape}.")
+    bad = ~np.isfinite(arr) if not missing_ok else np.isinf(arr)
+    if bad.any():
+        what = "NaN or inf" if not missing_ok else "inf"
+        raise ValueError(
+            f"{name}: {int(bad.sum())} value(s) are {what}, first at {int(np.flatnonzero(bad)[0])}."
+        )
+    return arr
+
+
 def check_nonzero_rows(name: str, arr: FloatArray) -> None:
     """Raise if a row has zero norm, for which cosine similarity is undefined."""
     zero = ~np.any(arr != 0, axis=1)

@@ -14,27 +14,17 @@ from typing import Any, Literal
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-from ._validation import as_embeddings, check_same_length, global_rescale, rescale_rows
+from ._validation import (
+    as_embeddings,
+    as_values,
+    check_same_length,
+    global_rescale,
+    rescale_rows,
+)
 
 __all__ = ["score_sts"]
 
 OovPolicy = Literal["error", "drop", "zero"]
-
-
-def _as_scores(name: str, value: Any, *, missing_ok: bool) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{name}: must be numbers ({exc}).") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name}: must be a non-empty 1-D sequence, got shape {arr.shape}.")
-    bad = ~np.isfinite(arr) if not missing_ok else np.isinf(arr)
-    if bad.any():
-        what = "NaN or inf" if not missing_ok else "inf"
-        raise ValueError(
-            f"{name}: {int(bad.sum())} value(s) are {what}, first at {int(np.flatnonzero(bad)[0])}."
-        )
-    return arr
 
 
 def _unit_scaled(values: np.ndarray) -> np.ndarray:
@@ -75,7 +65,7 @@ def _similarities(
             raise ValueError(
                 "predictions: give either predictions or embeddings1/embeddings2, not both."
             )
-        sims = {"": _as_scores("predictions", predictions, missing_ok=True)}
+        sims = {"": as_values("predictions", predictions, missing_ok=True)}
         check_same_length(references=gold, predictions=sims[""])
         return sims
     e1 = as_embeddings("embeddings1", embeddings1, missing_ok=True)
@@ -135,7 +125,7 @@ def score_sts(
     """
     if oov_policy not in ("error", "drop", "zero"):
         raise ValueError(f"oov_policy: {oov_policy!r}; use 'error', 'drop' or 'zero'.")
-    gold = _as_scores("references", references, missing_ok=False)
+    gold = as_values("references", references, missing_ok=False)
     sims = _similarities(gold, embeddings1, embeddings2, predictions)
     primary = sims.get("cosine", sims.get(""))
     assert primary is not None

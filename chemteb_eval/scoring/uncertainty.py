@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ._validation import check_positive_int
+from ._validation import as_values, check_positive_int
 
 __all__ = [
     "PairedResult",
@@ -47,18 +47,6 @@ def _check(resamples: int, confidence: float) -> tuple[int, float]:
     return resamples, (1 - confidence) / 2
 
 
-def _values(name: str, values: Any) -> NDArray[np.float64]:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ValueError(f"{name}: must be numbers ({exc}).") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name}: must be a non-empty 1-D sequence, got shape {arr.shape}.")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name}: contains NaN or inf.")
-    return arr
-
-
 def mean_ci(
     values: Any, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float, float]:
@@ -66,7 +54,7 @@ def mean_ci(
 
     Vectorised: one (resamples x n) index draw; 5,000 items x 1,000 resamples take ~0.1 s.
     """
-    arr = _values("values", values)
+    arr = as_values("values", values)
     resamples, tail = _check(resamples, confidence)
     rng = np.random.default_rng(seed)
     means = arr[rng.integers(0, arr.size, size=(resamples, arr.size))].mean(axis=1)
@@ -128,7 +116,7 @@ def paired_bootstrap(
     Identical models give difference 0 and p = 1; a model better on every item gives p = 0
     (no resample reaches 0).
     """
-    x, y = _values("a", a), _values("b", b)
+    x, y = as_values("a", a), as_values("b", b)
     if x.size != y.size:
         raise ValueError(f"length mismatch: a has {x.size} items, b has {y.size}; pair them.")
     resamples, tail = _check(resamples, confidence)
