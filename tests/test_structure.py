@@ -166,3 +166,27 @@ def test_one_repo_id_check() -> None:
     for bad in ("name", "a/b/c", "/name", "org/", "org/na me", "org/name!"):
         with pytest.raises(ValueError, match=r"repo_id: .* is not 'org/name'"):
             check_repo_id(bad)
+
+
+def test_every_imported_package_is_declared() -> None:
+    """Every third-party package the code imports is a declared dependency (core or an extra):
+    a missing one works here, where the dev extra pulls it in, and fails on a user's install."""
+    import importlib.metadata as metadata
+    import re
+    import sys
+
+    declared = {
+        re.split(r"[\s;<>=!~\[]", r, maxsplit=1)[0].lower().replace("_", "-")
+        for r in metadata.requires("chemteb-eval") or []
+    }
+    providers = metadata.packages_distributions()
+    missing = set()
+    for path in PACKAGE.rglob("*.py"):
+        for _, name in _imports(path):
+            top = name.split(".")[0]
+            if not top or top == "chemteb_eval" or top in sys.stdlib_module_names:
+                continue
+            dists = {d.lower().replace("_", "-") for d in providers.get(top, [])}
+            if dists and not dists & declared:
+                missing.add(f"{top} ({', '.join(sorted(dists))}) in {path.relative_to(REPO_ROOT)}")
+    assert not missing, sorted(missing)
