@@ -190,3 +190,50 @@ def test_every_imported_package_is_declared() -> None:
             if dists and not dists & declared:
                 missing.add(f"{top} ({', '.join(sorted(dists))}) in {path.relative_to(REPO_ROOT)}")
     assert not missing, sorted(missing)
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_metric_folders(tmp_path: Path) -> None:
+    """``pip wheel`` of the checkout (hatchling, no dependencies) holds every metric module
+    folder under chemteb_eval/_metrics, and ``metrics_root`` finds them in an unpacked wheel."""
+    import subprocess
+    import sys
+    import zipfile
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "-w",
+            str(tmp_path),
+            str(REPO_ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    wheel = next(tmp_path.glob("chemteb_eval-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        archive.extractall(tmp_path / "site")
+    for metric in METRICS:
+        assert f"chemteb_eval/_metrics/{metric.name}/{metric.name}.py" in names
+        assert f"chemteb_eval/_metrics/{metric.name}/README.md" in names
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); "
+        "from chemteb_eval.hub.publish import metrics_root; print(metrics_root())"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "site")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == str(tmp_path / "site" / "chemteb_eval" / "_metrics")

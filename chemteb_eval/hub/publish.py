@@ -44,14 +44,16 @@ class Publication:
 
 
 def metrics_root() -> Path:
-    """The ``metrics/`` folder of a source checkout (publishing needs the repository)."""
-    root = Path(__file__).resolve().parents[2] / "metrics"
-    if not root.is_dir():
-        raise ValueError(
-            "metrics_dir: no metrics/ folder beside the installed package; run from a checkout "
-            "of the chemteb-eval repository or pass --metrics-dir."
-        )
-    return root
+    """The metric module folders: a source checkout's ``metrics/``, else the copy the wheel
+    carries (``chemteb_eval/_metrics``), so ``publish-metrics`` works from a pip install too."""
+    package = Path(__file__).resolve().parents[1]
+    for root in (package.parent / "metrics", package / "_metrics"):
+        if root.is_dir():
+            return root
+    raise ValueError(
+        "metrics_dir: no metric module folders found (neither a checkout's metrics/ nor the "
+        "wheel's chemteb_eval/_metrics); pass --metrics-dir."
+    )
 
 
 def _files(folder: Path) -> list[str]:
