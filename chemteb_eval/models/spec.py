@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 __all__ = ["BACKENDS", "Backend", "ModelSpec", "parse_model_spec"]
 
@@ -19,14 +19,7 @@ Backend = Literal[
     "openai",
 ]
 # Written as a prefix (``transformers:ID``); a name without one is sentence-transformers'.
-BACKENDS: tuple[Backend, ...] = (
-    "transformers",
-    "transformers-cls",
-    "model2vec",
-    "word2vec",
-    "fasttext",
-    "openai",
-)
+BACKENDS: tuple[Backend, ...] = tuple(b for b in get_args(Backend) if b != "sentence-transformers")
 # Backends whose name is a Hub model id (or a local folder); word vectors are files and API
 # models live behind their API.
 _HUB_BACKENDS = ("sentence-transformers", "transformers", "transformers-cls", "model2vec")
