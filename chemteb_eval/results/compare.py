@@ -14,8 +14,7 @@ from chemteb_eval.scoring.uncertainty import (
 )
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 
-from .ranking import ModelResults, read_results, scan_results
-from .schema import items_path, read_items
+from .ranking import ModelResults, read_results, scan_results, task_evidence
 
 __all__ = ["Comparison", "TaskComparison", "compare_models", "load_model"]
 
@@ -71,18 +70,15 @@ def load_model(path: str | Path, bench: Benchmark) -> ModelResults:
 def _task_interval(
     task: Task, bench: Benchmark, a: ModelResults, b: ModelResults, resamples: int, seed: int
 ) -> tuple[PairedResult | None, str]:
-    files = [m.files.get(task.name) for m in (a, b)]
-    if any(f is None or f.path is None or not items_path(f.path).is_file() for f in files):
-        return None, "no per-item evidence (files written without it)"
-    items = [read_items(items_path(f.path)) for f in files if f is not None and f.path]
-    keys = [(split, subset) for split in eval_splits(bench, task) for subset in task.subsets]
-    present = [k for k in keys if k in items[0] and k in items[1]]
-    if len(present) != 1 or len(keys) != 1:
+    if len(eval_splits(bench, task)) * len(task.subsets) != 1:
         return None, "several splits or subsets: no single item set to resample"
+    evidence = [task_evidence(m, bench, task) for m in (a, b)]
+    if evidence[0] is None or evidence[1] is None:
+        return None, "no per-item evidence (files written without it)"
     key = main_score(bench, task)
     try:
         (stat_a, n_a), (stat_b, n_b) = (
-            task_statistic(task.type, items[i][present[0]], key) for i in (0, 1)
+            task_statistic(task.type, found, key) for found in evidence if found is not None
         )
     except (KeyError, ValueError) as exc:
         return None, f"no item evidence for {key} ({exc})"

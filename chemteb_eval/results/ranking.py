@@ -351,28 +351,39 @@ def _mean_of_items(task_type: str, key: str) -> bool:
     return task_type == "Retrieval" or (task_type == "Classification" and key == "accuracy")
 
 
+def task_evidence(model: ModelResults, bench: Benchmark, task: Task) -> dict[str, Any] | None:
+    """The per-item evidence behind a model's score on a task (``<Task>.items.npz``), when the
+    benchmark scores the task on one split and subset and the run wrote items; else ``None``."""
+    from .schema import items_path, read_items
+
+    splits = eval_splits(bench, task)
+    file = model.files.get(task.name)
+    if len(splits) * len(task.subsets) != 1 or file is None or file.path is None:
+        return None
+    path = items_path(file.path)
+    if not path.is_file():
+        return None
+    try:
+        return read_items(path).get((splits[0], task.subsets[0]))
+    except ValueError:
+        return None
+
+
 def _item_resampler(models: list[ModelResults], bench: Benchmark, tasks: list[Task]) -> Any:
     """Where every model's run wrote items for a task whose score is a mean of items, a
     callable that redraws those tasks' items (the same items for every model) and returns the
     models' recomputed scores; ``None`` when no task qualifies (e.g. published files)."""
     from chemteb_eval.scoring.uncertainty import task_statistic
 
-    from .schema import items_path, read_items
-
     per_task: dict[str, tuple[int, dict[str, Any]]] = {}
     for task in tasks:
         key = main_score(bench, task)
-        splits = eval_splits(bench, task)
-        if not _mean_of_items(task.type, key) or len(splits) * len(task.subsets) != 1:
+        if not _mean_of_items(task.type, key):
             continue
         stats: dict[str, Any] = {}
         sizes = set()
         for m in models:
-            file = m.files.get(task.name)
-            path = items_path(file.path) if file and file.path else None
-            if path is None or not path.is_file():
-                break
-            evidence = read_items(path).get((splits[0], task.subsets[0]))
+            evidence = task_evidence(m, bench, task)
             if evidence is None or (key not in evidence and task.type == "Retrieval"):
                 break
             stats[m.model], n = task_statistic(task.type, evidence, key)
@@ -401,19 +412,11 @@ def task_interval(
     ``None``."""
     from chemteb_eval.scoring.uncertainty import bootstrap_ci, task_statistic
 
-    from .schema import items_path, read_items
-
     key = main_score(bench, task)
-    splits = eval_splits(bench, task)
-    file = model.files.get(task.name)
-    if file is None or file.path is None or len(splits) * len(task.subsets) != 1:
-        return None
-    if not _mean_of_items(task.type, key) or not items_path(file.path).is_file():
+    evidence = task_evidence(model, bench, task) if _mean_of_items(task.type, key) else None
+    if evidence is None:
         return None
     try:
-        evidence = read_items(items_path(file.path)).get((splits[0], task.subsets[0]))
-        if evidence is None:
-            return None
         statistic, n = task_statistic(task.type, evidence, key)
         _, low, high = bootstrap_ci(statistic, n, resamples=resamples, seed=seed)
     except (KeyError, ValueError):
