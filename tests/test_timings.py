@@ -18,7 +18,9 @@ from .hashing_encoder import HashingEncoder
 # Seconds each (the small PipChem build, encoders that sleep): out of the inner loop.
 pytestmark = pytest.mark.slow
 
-TASKS = ["PipChemSMILESNameBM", "PipChemNameSMILESPC", "PipChemWikiFieldClustering"]
+# Tasks whose time is mostly encoding (as with any real model): k-means' scoring time varies by
+# tens of milliseconds from run to run, which an encoder that sleeps 0.1 s a batch cannot hide.
+TASKS = ["PipChemSMILESNameBM", "PipChemNameSMILESPC", "PipChemSMILESFormulaBM"]
 
 
 def _files(out: Path) -> dict[str, dict[str, Any]]:

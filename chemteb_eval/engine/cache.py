@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -138,7 +139,7 @@ class EmbeddingCache:
         self.read_only = False
         try:
             Path(root).mkdir(parents=True, exist_ok=True)
-            self._db = self._open_writable(ident)
+            self._db = self._open_writable_when_free(ident)
         except (OSError, sqlite3.OperationalError) as exc:
             if not self.path.is_file() or not os.access(self.path, os.R_OK):
                 raise ChemtebError(
@@ -149,6 +150,20 @@ class EmbeddingCache:
             self._db = self._open_read_only()
         except sqlite3.DatabaseError as exc:
             raise _damaged(self.path, exc) from None
+
+    def _open_writable_when_free(self, ident: str, wait: float = 60.0) -> sqlite3.Connection:
+        """``_open_writable``, waiting while another process holds the file: two runs starting
+        on one new cache race to set WAL mode and create the tables, and SQLite answers the
+        loser "database is locked" at once (changing the journal mode does not wait on the busy
+        timeout). Only a lock is waited on; any other error is raised as it is."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                return self._open_writable(ident)
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _open_writable(self, ident: str) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
