@@ -111,6 +111,9 @@ def score_upload(
 
 def build_demo(module: Any) -> Any:
     """A gradio Blocks app for one module (gradio 6)."""
+    from chemteb_eval.errors import require_extra
+
+    require_extra("space", "gradio", what="the metric widget")
     import gradio as gr
 
     name = module.name

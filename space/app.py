@@ -21,6 +21,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from chemteb_eval.errors import MissingExtraError, require_extra
+
+try:  # one line naming the extra, not a traceback from `import gradio`
+    require_extra("space", "gradio", "plotly", "pandas", what="the leaderboard Space")
+except MissingExtraError as exc:
+    raise SystemExit(f"space/app.py: {exc}") from None
+
 import gradio as gr
 import pandas as pd
 

@@ -6,6 +6,7 @@ import) and they talk to this server. Served: repo info at a revision, tree list
 resolution (HEAD/GET, also as evaluate fetches Space files), whoami, repo creation, preupload
 and commit (regular uploads; ``create_pr`` makes ``refs/pr/N``), and Job creation. Writes need a
 ``Bearer`` token the test registered; a token may write only to its user's and orgs' repos.
+A private repo (``private`` at creation) is a 404 to anyone else, as on the Hub.
 Repos are in memory; each commit is a full snapshot with a 40-hex sha.
 """
 
@@ -40,6 +41,7 @@ class _Commit:
 class _Repo:
     owner: str
     sdk: str | None = None
+    private: bool = False  # then only its owner's (user's or org members') tokens see it
     commits: dict[str, _Commit] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)  # branch or refs/pr/N -> sha
 
@@ -248,7 +250,12 @@ class FakeHub:
                 headers = {"Content-Type": "application/json", "X-Error-Message": message}
                 body = json.dumps({"error": message, "url": f"{self.url}/{prefix}{repo_id}"})
                 return self._send(h, 409, body.encode(), headers, True)
-            repo = _Repo(owner=namespace, sdk=payload.get("sdk"))
+            repo = _Repo(
+                owner=namespace,
+                sdk=payload.get("sdk"),
+                # huggingface_hub 1.x sends visibility; older clients a private flag
+                private=payload.get("visibility") == "private" or bool(payload.get("private")),
+            )
             sha = hashlib.sha1(f"init {repo_type} {repo_id}".encode()).hexdigest()
             readme = b"" if repo_type != "space" else f"---\nsdk: {repo.sdk}\n---\n".encode()
             repo.commits[sha] = _Commit(
@@ -288,6 +295,10 @@ class FakeHub:
         self, h: BaseHTTPRequestHandler, repo_type: str, repo_id: str, body: bool = True
     ) -> _Repo | None:
         repo = self.repos.get((repo_type, repo_id))
+        if repo is not None and repo.private:
+            user = self._user(h)
+            if user is None or repo.owner not in (user[0], *user[1]):
+                repo = None  # the Hub answers 404 for a private repo you cannot see
         if repo is None:
             self._error(h, 404, "RepoNotFound", f"Repository {repo_id} not found", body)
         return repo
@@ -320,7 +331,7 @@ class FakeHub:
                 {
                     "id": repo_id,
                     "sha": sha,
-                    "private": False,
+                    "private": repo.private,
                     "sdk": repo.sdk,
                     "siblings": [{"rfilename": name} for name in sorted(files)],
                 },

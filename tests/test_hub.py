@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import yaml
 
+from chemteb_eval import __version__
 from tests.conftest import REPO_ROOT
 from tests.fake_hub import FakeHub
 
@@ -365,7 +366,11 @@ def test_submit_starts_a_job(hub: FakeHub, tmp_path: Path) -> None:
     spec: dict[str, Any] = job["spec"]
     assert spec["flavor"] == "a10g-small" and spec["dockerImage"] == "python:3.11"
     script = spec["command"][-1]
-    assert script.startswith("pip install chemteb-eval && chemteb run -m alice/model -b ChemTEB")
+    # Issue 15 changed this line on purpose: the Job installs this version (with the extra the
+    # model's backend needs), no longer whatever PyPI has newest ("pip install chemteb-eval").
+    assert script.startswith(
+        f"pip install 'chemteb-eval[run]=={__version__}' && chemteb run -m alice/model -b ChemTEB"
+    )
     assert script.endswith("chemteb push-results /tmp/chemteb-results --repo-id alice/model")
     assert spec["secrets"] == {"HF_TOKEN": TOKEN} and TOKEN not in script
     assert job["record"]["id"] in done.stdout and "hf jobs logs" in done.stdout

@@ -87,6 +87,9 @@ def _field(payload: Any, kind: str) -> str:
 
 
 def _transformers(model: str, *, max_tokens: int, temperature: float) -> Generator:
+    from chemteb_eval.errors import require_extra
+
+    require_extra("chembench", "torch", "transformers", what="a transformers: generator")
     from transformers import pipeline
 
     pipe = pipeline("text-generation", model=model)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chemteb_eval.errors import ChemtebError
+from chemteb_eval.errors import ChemtebError, require_extra
 
 __all__ = ["DEFAULT_REFUSAL_MODEL", "load_refusal_classifier"]
 
@@ -29,8 +29,10 @@ def load_refusal_classifier(
         device: the torch device.
 
     Raises:
-        ChemtebError: when the model cannot be loaded (offline, no local copy).
+        ChemtebError: when the model cannot be loaded (offline, no local copy), or the
+            ``chembench`` extra (torch, transformers) is not installed.
     """
+    require_extra("chembench", "torch", "transformers", what="the refusal classifier")
     from transformers import pipeline
 
     try:

@@ -96,7 +96,19 @@ def add_submit(sub: Subparsers) -> None:
     job.add_argument("--push-to", help="model repo for the results (default: the model's id)")
     job.add_argument("--no-push", action="store_true", help="do not push results to a card")
     job.add_argument("--image", default="python:3.11", help="Docker image (default python:3.11)")
-    job.add_argument("--package", default="chemteb-eval", help="pip requirement installed first")
+    job.add_argument(
+        "--package",
+        help="pip requirement installed first (default: this version, chemteb-eval[EXTRAS]==X.Y.Z)",
+    )
+    job.add_argument(
+        "--local",
+        action="store_true",
+        help="run this checkout: build its wheel, upload it to --wheel-repo, the Job installs it",
+    )
+    job.add_argument(
+        "--wheel-repo",
+        help="with --local: the model repo for the wheel (default YOU/chemteb-eval-wheels, private)",
+    )
     job.add_argument("--timeout", default="6h", help="the Job's time limit (default 6h)")
     job.add_argument("--namespace", help="run the Job under this organisation")
     job.add_argument("--dry-run", action="store_true", help="print the Job's command only")
@@ -104,21 +116,36 @@ def add_submit(sub: Subparsers) -> None:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from chemteb_eval.hub import job_plan, submit
+    import tempfile
 
-    plan = job_plan(
-        args.model,
-        args.benchmark,
-        args.flavor,
-        push_to=args.push_to,
-        push=not args.no_push,
-        image=args.image,
-        package=args.package,
-        timeout=args.timeout,
-    )
+    from chemteb_eval.hub import job_plan, submit
+    from chemteb_eval.hub.jobs import WheelRef, build_local_wheel, checkout_commit, upload_wheel
+
+    if args.wheel_repo and not args.local:
+        raise ValueError("--wheel-repo: only with --local (where the checkout's wheel goes).")
+    if args.local and args.package:
+        raise ValueError("--package: not with --local (the Job installs the checkout's wheel).")
+    plan_args = (args.model, args.benchmark, args.flavor)
+    options = dict(push_to=args.push_to, push=not args.no_push, image=args.image)
+    job_plan(*plan_args, **options)  # every argument is checked before a wheel is built
+    wheel: WheelRef | None = None
+    with tempfile.TemporaryDirectory(prefix="chemteb-wheel-") as tmp:
+        if args.local:
+            built = build_local_wheel(tmp)
+            if args.dry_run:
+                print(
+                    f"[dry run] built {built.name}; it would be uploaded to "
+                    f"{args.wheel_repo or 'YOU/chemteb-eval-wheels'} (private)"
+                )
+                wheel = WheelRef(args.wheel_repo or "YOU/chemteb-eval-wheels", built.name, "COMMIT")
+            else:
+                message = f"{built.name} built from {checkout_commit()}"
+                wheel = upload_wheel(built, args.wheel_repo, message=message)
+    plan = job_plan(*plan_args, **options, package=args.package, wheel=wheel, timeout=args.timeout)
     if args.dry_run:
         print(f"[dry run] image {plan.image} on {plan.flavor} (timeout {plan.timeout}):")
         print("  " + plan.command[-1])
         return 0
+    print(f"The Job installs {plan.package}")
     submit(plan, namespace=args.namespace)
     return 0

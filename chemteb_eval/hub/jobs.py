@@ -2,26 +2,64 @@
 
 The Job installs chemteb-eval, runs ``chemteb run`` and, unless told not to, ``chemteb
 push-results`` to the model's card. The token goes in as a secret (never in the command).
+
+Which chemteb-eval: by default the release this command is (``chemteb-eval==X.Y.Z`` from PyPI),
+never "whatever is newest"; with ``--local`` a wheel built from this checkout, uploaded to a
+(private) Hub repo of the user's and installed by the Job from the commit that upload made.
+Extras: what the model's backend needs (``run`` for local models, ``static`` for word vectors,
+none for an API model) plus ``pipchem`` for the offline suite.
 """
 
 from __future__ import annotations
 
 import shlex
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from chemteb_eval import __version__
+from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.spec import parse_model_spec
-from chemteb_eval.tasks import get_benchmark
+from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
 from ._errors import endpoint, hub_errors, require_token
 from ._repo import check_repo_id
 
-__all__ = ["DEFAULT_IMAGE", "JobPlan", "job_plan", "submit"]
+__all__ = [
+    "DEFAULT_IMAGE",
+    "JobPlan",
+    "WheelRef",
+    "build_local_wheel",
+    "checkout_commit",
+    "job_extras",
+    "job_plan",
+    "submit",
+    "upload_wheel",
+]
 
-# A plain Python image: `pip install chemteb-eval` brings torch, whose default Linux wheel is
-# the CUDA build, so GPU flavors work. --image picks another (e.g. a PyTorch CUDA image).
+# A plain Python image: the `run` extra brings torch, whose default Linux wheel is the CUDA
+# build, so GPU flavors work. --image picks another (e.g. a PyTorch CUDA image).
 DEFAULT_IMAGE = "python:3.11"
+# Where --local puts the wheel by default: a private model repo of the token's user.
+WHEEL_REPO_NAME = "chemteb-eval-wheels"
+_WHEEL_DIR = "/tmp/chemteb-wheel"
+
+
+@dataclass(frozen=True)
+class WheelRef:
+    """A wheel on the Hub, pinned to the commit that uploaded it."""
+
+    repo_id: str
+    filename: str
+    commit: str
+
+    @property
+    def url(self) -> str:
+        """The file's resolve URL at that commit (what the Job downloads)."""
+        return f"{endpoint()}/{self.repo_id}/resolve/{self.commit}/{self.filename}"
 
 
 @dataclass(frozen=True)
@@ -33,6 +71,35 @@ class JobPlan:
     flavor: str
     timeout: str
     push_to: str | None
+    package: str = f"chemteb-eval=={__version__}"  # the requirement installed (or the wheel's)
+    wheel: WheelRef | None = None
+
+
+def job_extras(model: str, benchmark: str) -> tuple[str, ...]:
+    """The extras the Job installs: what ``chemteb run`` would ask for — the model backend's
+    (none for an API model) and ``pipchem`` for the suite this project builds."""
+    from chemteb_eval.runner.stages import requirements  # the runner imports scikit-learn: ~1 s
+
+    needs = requirements(model, benchmark_tasks(benchmark))
+    return tuple(dict.fromkeys(extra for extra, _, _ in needs))
+
+
+def _install_steps(
+    extras: tuple[str, ...], package: str | None, wheel: WheelRef | None
+) -> tuple[str, list[str]]:
+    suffix = f"[{','.join(extras)}]" if extras else ""
+    if wheel is not None:
+        # huggingface_hub's `hf download` sends the Job's HF_TOKEN (the wheel repo is private)
+        # and fetches exactly the resolve URL at that commit; pip then installs the file.
+        local = f"{_WHEEL_DIR}/{wheel.filename}"
+        return f"{wheel.url}{suffix}", [
+            "pip install --quiet 'huggingface_hub>=1'",
+            f"hf download {shlex.quote(wheel.repo_id)} {shlex.quote(wheel.filename)} "
+            f"--revision {wheel.commit} --local-dir {_WHEEL_DIR}",
+            f"pip install {shlex.quote(local + suffix)}",
+        ]
+    requirement = package or f"chemteb-eval{suffix}=={__version__}"
+    return requirement, [f"pip install {shlex.quote(requirement)}"]
 
 
 def job_plan(
@@ -43,7 +110,8 @@ def job_plan(
     push_to: str | None = None,
     push: bool = True,
     image: str = DEFAULT_IMAGE,
-    package: str = "chemteb-eval",
+    package: str | None = None,
+    wheel: WheelRef | None = None,
     timeout: str = "6h",
     batch_size: int = 64,
 ) -> JobPlan:
@@ -56,7 +124,10 @@ def job_plan(
         push_to: the model repo to push results to; default the model's Hub id.
         push: push the results at the end.
         image: the Docker image.
-        package: the pip requirement that installs chemteb-eval in the Job.
+        package: the pip requirement that installs chemteb-eval in the Job; default this
+            version with the extras the model and benchmark need
+            (``chemteb-eval[run]==X.Y.Z``).
+        wheel: install this uploaded wheel instead (``--local``; see ``upload_wheel``).
         timeout: the Job's time limit (``30m``, ``6h``, ...).
         batch_size: the encoding batch size.
     """
@@ -66,17 +137,21 @@ def job_plan(
     flavors = [f.value for f in JobHardware]
     if flavor not in flavors:
         raise ValueError(f"flavor: {flavor!r} is not a Jobs flavor; use one of {flavors}.")
+    if package is not None and wheel is not None:
+        raise ValueError("package: give a pip requirement or a local wheel (--local), not both.")
+    if package is not None and not package.strip():
+        raise ValueError("package: empty; give a pip requirement such as chemteb-eval==0.1.0.")
     target = check_repo_id(push_to, "push_to") if push_to else parse_model_spec(model).hub_id
     if push and target is None:
         raise ValueError(
             f"push_to: {model!r} is not a Hub model id; pass --push-to ORG/NAME or --no-push."
         )
     out = "/tmp/chemteb-results"
-    steps = [
-        f"pip install {shlex.quote(package)}",
+    installed, steps = _install_steps(job_extras(model, benchmark), package, wheel)
+    steps.append(
         f"chemteb run -m {shlex.quote(model)} -b {shlex.quote(benchmark)} --output-dir {out} "
-        f"--batch-size {int(batch_size)} --quiet",
-    ]
+        f"--batch-size {int(batch_size)} --quiet"
+    )
     if push and target is not None:
         steps.append(f"chemteb push-results {out} --repo-id {shlex.quote(target)}")
     return JobPlan(
@@ -85,7 +160,108 @@ def job_plan(
         flavor=flavor,
         timeout=timeout,
         push_to=target if push else None,
+        package=installed,
+        wheel=wheel,
     )
+
+
+def _checkout_root() -> Path:
+    root = Path(__file__).resolve().parents[2]
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file() or 'name = "chemteb-eval"' not in pyproject.read_text("utf-8"):
+        raise ChemtebError(
+            f"--local builds a wheel of the checkout chemteb runs from, but this chemteb-eval "
+            f"is an installed copy ({root} has no chemteb-eval pyproject.toml). Run chemteb from "
+            "a source checkout (pip install -e .), or drop --local to run a released version."
+        )
+    return root
+
+
+def build_local_wheel(out_dir: str | Path) -> Path:
+    """Build a wheel of the source checkout this package runs from (``pip wheel``, which pip
+    always has; ``python -m build`` would need the dev extra) into ``out_dir``."""
+    root = _checkout_root()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(root)],
+        capture_output=True,
+        text=True,
+    )
+    wheels = sorted(out.glob("chemteb_eval-*.whl"))
+    if done.returncode != 0 or len(wheels) != 1:
+        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+        raise ChemtebError(f"--local: building the wheel of {root} failed: {tail or 'no wheel'}")
+    return wheels[0]
+
+
+def checkout_commit() -> str:
+    """The checkout's git commit, for the wheel's upload message (``abc1234 with uncommitted
+    changes`` when the working tree differs from it)."""
+    root = _checkout_root()
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "an unknown commit"
+    if head.returncode != 0:
+        return "an unknown commit"
+    return head.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
+
+
+def upload_wheel(
+    wheel: str | Path,
+    repo_id: str | None = None,
+    *,
+    message: str | None = None,
+    log: Callable[[str], None] = print,
+) -> WheelRef:
+    """Upload a wheel to a private model repo of the user's and return it pinned to the commit.
+
+    Args:
+        wheel: the ``.whl`` file.
+        repo_id: the repo; default ``<your user>/chemteb-eval-wheels`` (created private). An
+            existing repo keeps its visibility (a public one is said).
+        message: the commit message (default: the file name).
+        log: where progress lines go.
+    """
+    from huggingface_hub import HfApi
+
+    file = Path(wheel)
+    if file.suffix != ".whl" or not file.is_file():
+        raise ValueError(f"wheel: {file} is not a wheel file.")
+    require_token("submit --local (the wheel goes to a Hub repo of yours)")
+    api = HfApi()
+    if repo_id is None:
+        with hub_errors("find your user name for the wheel repo"):
+            repo_id = f"{api.whoami()['name']}/{WHEEL_REPO_NAME}"
+    check_repo_id(repo_id, "wheel_repo")
+    with hub_errors("upload the wheel", repo_id):
+        api.create_repo(repo_id, repo_type="model", private=True, exist_ok=True)
+        info = api.upload_file(
+            path_or_fileobj=str(file),
+            path_in_repo=file.name,
+            repo_id=repo_id,
+            repo_type="model",
+            commit_message=message or f"Upload {file.name}",
+        )
+        repo = api.repo_info(repo_id, repo_type="model", revision=info.oid)
+    private = getattr(repo, "private", None)
+    ref = WheelRef(repo_id=repo_id, filename=file.name, commit=str(info.oid))
+    log(f"wheel {file.name} ({file.stat().st_size / 1e6:.1f} MB) uploaded: {ref.url}")
+    if private is False:
+        log(f"note: {repo_id} is public, so this wheel is too (make it private in its settings).")
+    return ref
 
 
 def submit(

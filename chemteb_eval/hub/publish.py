@@ -5,6 +5,9 @@ evaluate 0.4.6 loads ``ns/name`` by fetching ``{endpoint}/spaces/ns/name/resolve
 with ``rev = v0.4.6`` (its own version), then ``main``; a ``# From: chemteb-eval`` comment on the
 module's import line makes its install hint ``pip install chemteb-eval``. So a metric Space is
 the ``metrics/<name>/`` folder as it is: module, card (Space front matter), app and requirements.
+Those requirements are the core install and gradio (no torch, RDKit or model: the extras are not
+named), so a metric Space builds numpy, scipy, scikit-learn, evaluate and gradio; a test resolves
+them (tests/test_install.py).
 """
 
 from __future__ import annotations

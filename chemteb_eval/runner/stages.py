@@ -21,12 +21,14 @@ from typing import Any
 
 from chemteb_eval import __version__
 from chemteb_eval.data import cache_root, load_task
+from chemteb_eval.data.pipchem import PIPCHEM_NEEDS
 from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.distributed import distributed_state
-from chemteb_eval.errors import ChemtebError
+from chemteb_eval.errors import ChemtebError, require_extras
 from chemteb_eval.models.base import Encoder
+from chemteb_eval.models.spec import parse_model_spec
 from chemteb_eval.results.io import model_dir, write_json_atomic
 from chemteb_eval.results.schema import ResultFile, items_path, write_items
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
@@ -52,6 +54,18 @@ class Plan:
 
     def main_score(self, task: Task) -> str:
         return benchmark_main_score(self.benchmark, task) if self.benchmark else task.main_score
+
+
+def requirements(
+    model: str | Encoder, tasks: Sequence[Task]
+) -> list[tuple[str, tuple[str, ...], str]]:
+    """The extras a run needs beyond the core install, as ``require_extras`` reads them: the
+    model backend's (none for an API model or an ``Encoder`` object) and ``pipchem`` for tasks
+    built from pip-installed data. The Jobs use it too, to pick what the Job installs."""
+    needs = parse_model_spec(model).needs if isinstance(model, str) else []
+    if any(task.builder == "pipchem" for task in tasks):
+        needs.append(PIPCHEM_NEEDS)
+    return needs
 
 
 @dataclass
@@ -368,6 +382,8 @@ def run(
     """
     started = time.perf_counter()
     plan = select(benchmark, tasks)
+    # Every missing extra in one line, before a model or a dataset is touched.
+    require_extras(requirements(model, plan.tasks))
     cache_folder = _cache_folder(cache_dir) if use_cache else None
     options = {"device": device, "precision": precision, "api_base": api_base}
     encoder, out_dir = _open(model, Path(output_dir), cache_folder, **options)
