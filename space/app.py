@@ -391,7 +391,7 @@ our runs: the GPU or CPU model that `run_meta.json` records), each with its own 
 models' times are network calls.
 
 ### Submitting results
-Run `pip install chemteb-eval && chemteb run --model <your model> --benchmark "ChemTEB(paper)"`
+Run `pip install "chemteb-eval[run]" && chemteb run --model <your model> --benchmark "ChemTEB(paper)"`
 (or `ChemTEB`), which writes `results/<org__model>/<revision>/<Task>.json` in MTEB's layout with a
 `model_meta.json`. Open a pull request adding that folder to the results dataset repo this Space
 reads (named in its settings as `CHEMTEB_RESULTS_REPO`); once merged and the Space's pinned

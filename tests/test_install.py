@@ -356,7 +356,8 @@ def _in_venv(
 def test_core_install_commands_and_metrics(core_venv: Path, hub: FakeHub, tmp_path: Path) -> None:
     """In a venv with the core profile only: no heavy package is installed or imported by the
     metrics; list/metrics/publish-metrics work from the wheel; an evaluate module published to
-    the loopback Hub scores like the checkout's; `chemteb run` names the extras in one line."""
+    the loopback Hub scores like the checkout's, and all eight load from the wheel's copies;
+    `chemteb run` names the extras in one line."""
     py = str(core_venv / "bin" / "python")
     chemteb = str(core_venv / "bin" / "chemteb")
     for module in HEAVY_MODULES:
@@ -405,6 +406,11 @@ import chemteb_eval.scoring
 x = np.load("x.npz")
 m = evaluate.load("alice/pair_classification")
 out = m.compute(embeddings1=x["a"], embeddings2=x["b"], references=x["labels"])
+# every module the wheel carries loads from it, with the core install only
+from pathlib import Path
+import chemteb_eval
+for folder in sorted((Path(chemteb_eval.__file__).parent / "_metrics").iterdir()):
+    evaluate.load(str(folder / f"{folder.name}.py"))
 heavy = sorted(set(sys.argv[1:]) & {k.split(".")[0] for k in sys.modules})
 print(json.dumps({"scores": out, "heavy": heavy}))
 """
