@@ -233,6 +233,19 @@ def test_job_extras_follow_the_model_and_benchmark() -> None:
         )
 
 
+def test_submit_local_argument_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    from chemteb_eval.cli import main
+
+    base = ["submit", "-m", "alice/model", "--flavor", "cpu-basic", "--dry-run"]
+    for extra, said in (
+        (["--wheel-repo", "alice/w"], "only with --local"),
+        (["--local", "--package", "chemteb-eval==0.1.0"], "not with --local"),
+        (["--local", "--wheel-repo", "bad repo"], "--wheel-repo: 'bad repo' is not 'org/name'"),
+    ):
+        assert main([*base, *extra]) == 2
+        assert said in capsys.readouterr().err
+
+
 def _ref(repo: str, file: str, commit: str) -> Any:
     from chemteb_eval.hub.jobs import WheelRef
 

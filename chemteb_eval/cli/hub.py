@@ -119,6 +119,7 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     import tempfile
 
     from chemteb_eval.hub import job_plan, submit
+    from chemteb_eval.hub._repo import check_repo_id
     from chemteb_eval.hub.jobs import WheelRef, build_local_wheel, checkout_commit, upload_wheel
 
     if args.wheel_repo and not args.local:
@@ -128,6 +129,8 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     plan_args = (args.model, args.benchmark, args.flavor)
     options = dict(push_to=args.push_to, push=not args.no_push, image=args.image)
     job_plan(*plan_args, **options)  # every argument is checked before a wheel is built
+    if args.wheel_repo:
+        check_repo_id(args.wheel_repo, "--wheel-repo")
     wheel: WheelRef | None = None
     with tempfile.TemporaryDirectory(prefix="chemteb-wheel-") as tmp:
         if args.local:
