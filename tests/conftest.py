@@ -13,6 +13,15 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# ONNX exports go to one folder per test session (each model exported once per session, never
+# into the user's cache), whatever CHEMTEB_CACHE a test sets.
+if "CHEMTEB_ONNX_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["CHEMTEB_ONNX_DIR"] = tempfile.mkdtemp(prefix="chemteb-onnx-tests-")
+    atexit.register(shutil.rmtree, os.environ["CHEMTEB_ONNX_DIR"], ignore_errors=True)
 SHARED = REPO_ROOT.parent / "shared"
 
 

@@ -10,6 +10,8 @@ from chemteb_eval.metric_docs import METRICS
 from chemteb_eval.tasks import BENCHMARKS, COLLECTIONS
 
 Subparsers = Any  # argparse's _SubParsersAction
+_RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")
+_DEFAULT_RUNTIME = "torch"
 
 
 def add_metrics(sub: Subparsers) -> None:
@@ -109,6 +111,15 @@ def add_run(sub: Subparsers) -> None:
         "--precision", default="float32", choices=["float32", "float16", "bfloat16"]
     )
     runner.add_argument(
+        "--backend",
+        # models.spec.RUNTIMES and DEFAULT_RUNTIME, written out so that `chemteb list` does not
+        # import numpy through chemteb_eval.models (tests/test_cli.py checks they agree)
+        default=_DEFAULT_RUNTIME,
+        choices=_RUNTIMES,
+        help="how a plain model name runs: torch, onnx (ONNX Runtime, CPU), onnx-int8, or auto "
+        f"(ONNX on a CPU float32 run, else torch); default {_DEFAULT_RUNTIME}",
+    )
+    runner.add_argument(
         "--overwrite", action="store_true", help="rerun tasks that already have results"
     )
     runner.add_argument(
@@ -136,6 +147,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         device=args.device,
         precision=args.precision,
         api_base=args.api_base,
+        backend=args.backend,
         overwrite=args.overwrite,
         use_cache=not args.no_cache,
         progress=not args.quiet,

@@ -15,7 +15,33 @@ from chemteb_eval.models.base import Encoder
 from .cache import EmbeddingCache, text_key
 from .distributed import distributed_state, finish, gather_to_main
 
-__all__ = ["EmbeddingEngine", "EncodeStats"]
+__all__ = ["EmbeddingEngine", "EncodeStats", "token_budget_batches"]
+
+# A token-budget batch holds at most this many times batch_size texts (short names): beyond it
+# a CPU forward pass gains nothing and memory grows.
+_MAX_BATCH_FACTOR = 16
+
+
+def token_budget_batches(lengths: list[int], batch_size: int) -> list[range]:
+    """Split texts sorted longest first into batches of at most ``batch_size x median length``
+    padded tokens (texts x the batch's longest), at least one text and at most
+    ``16 x batch_size`` texts each.
+
+    Fixed-count batches pay for padding: a batch of 32 whose longest SMILES has 120 tokens runs
+    32 x 120 positions even where most texts have 20. With a budget, long texts go in small
+    batches and short ones in large ones, so every batch costs about the same.
+    """
+    if not lengths:
+        return []
+    budget = batch_size * max(int(np.median(lengths)), 1)
+    most = batch_size * _MAX_BATCH_FACTOR
+    batches, start = [], 0
+    while start < len(lengths):
+        longest = max(lengths[start], 1)  # sorted longest first: the batch's first text
+        size = min(max(budget // longest, 1), most, len(lengths) - start)
+        batches.append(range(start, start + size))
+        start += size
+    return batches
 
 
 @dataclass
@@ -134,15 +160,13 @@ class EmbeddingEngine:
         for key in keys:
             by_prompt.setdefault(unique[key][0], []).append(key)
         for prompt, group in by_prompt.items():
-            group.sort(key=lambda k: -len(unique[k][1]))
-            for start in range(0, len(group), self.batch_size):
-                batch = group[start : start + self.batch_size]
+            for batch in self._batches(group, unique, prompt):
                 t0 = time.perf_counter()
+                # One model call per batch (the batch is already sized for the model).
                 vectors = self.encoder.encode(
-                    [unique[k][1] for k in batch], prompt=prompt, batch_size=self.batch_size
+                    [unique[k][1] for k in batch], prompt=prompt, batch_size=len(batch)
                 )
                 elapsed = time.perf_counter() - t0
-                self._count_tokens([unique[k][1] for k in batch], prompt)
                 self.stats.seconds += elapsed
                 self.stats.encoded += len(batch)
                 out.update(zip(batch, vectors, strict=True))
@@ -156,11 +180,23 @@ class EmbeddingEngine:
             return np.zeros((0, dim), np.float32), []
         return np.stack([out[k] for k in keys]), [cost[k] for k in keys]
 
-    def _count_tokens(self, texts: list[str], prompt: str) -> None:
-        # Outside the timed region: counting is not encoding.
-        count = getattr(self.encoder, "count_tokens", None)
-        if count is not None:
-            self.stats.tokens = (self.stats.tokens or 0) + int(count(texts, prompt=prompt))
+    def _batches(
+        self, group: list[str], unique: dict[str, tuple[str, str]], prompt: str
+    ) -> list[list[str]]:
+        """The model calls for one prompt's texts: token-budget batches where the backend can
+        count tokens (local models; their lengths also give the token statistics, outside the
+        timed region), else ``batch_size`` texts each (APIs limit inputs per request)."""
+        lengths_of = getattr(self.encoder, "token_lengths", None)
+        if lengths_of is None:
+            group.sort(key=lambda k: -len(unique[k][1]))
+            step = self.batch_size
+            return [group[i : i + step] for i in range(0, len(group), step)]
+        lengths = lengths_of([unique[k][1] for k in group], prompt=prompt)
+        self.stats.tokens = (self.stats.tokens or 0) + int(sum(lengths))
+        order = sorted(range(len(group)), key=lambda i: (-lengths[i], -len(unique[group[i]][1])))
+        ranked = [group[i] for i in order]
+        sizes = token_budget_batches([lengths[i] for i in order], self.batch_size)
+        return [ranked[r.start : r.stop] for r in sizes]
 
     def _store(
         self,

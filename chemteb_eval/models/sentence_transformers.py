@@ -103,12 +103,16 @@ class SentenceTransformerEncoder:
     def prompt(self, task_type: str, role: Role | None) -> str:
         return convention_prompt(self.meta.name, task_type, role, self._own_prompts)
 
-    def count_tokens(self, texts: list[str], *, prompt: str) -> int:
-        """Tokens the model reads for ``texts`` (prompt included, truncated as it truncates)."""
+    def token_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
+        """Tokens the model reads for each text (prompt included, truncated as it truncates)."""
         tokenizer = self.model.tokenizer
         limit = getattr(self.model, "max_seq_length", None)
         ids = tokenizer([prompt + t for t in texts], truncation=limit is not None, max_length=limit)
-        return sum(len(x) for x in ids["input_ids"])
+        return [len(x) for x in ids["input_ids"]]
+
+    def count_tokens(self, texts: list[str], *, prompt: str) -> int:
+        """Tokens the model reads for ``texts`` (prompt included, truncated as it truncates)."""
+        return sum(self.token_lengths(texts, prompt=prompt))
 
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         out = self.model.encode(

@@ -9,7 +9,16 @@ from typing import Literal, get_args
 
 from chemteb_eval.errors import require_extras
 
-__all__ = ["BACKENDS", "BACKEND_NEEDS", "Backend", "ModelSpec", "parse_model_spec"]
+__all__ = [
+    "BACKENDS",
+    "BACKEND_NEEDS",
+    "DEFAULT_RUNTIME",
+    "RUNTIMES",
+    "Backend",
+    "ModelSpec",
+    "RuntimeChoice",
+    "parse_model_spec",
+]
 
 Backend = Literal[
     "sentence-transformers",
@@ -19,7 +28,17 @@ Backend = Literal[
     "word2vec",
     "fasttext",
     "openai",
+    "onnx",
+    "onnx-int8",
 ]
+# How a plain (sentence-transformers) model name runs: ``auto`` = ONNX Runtime on a CPU-only
+# float32 run, torch otherwise (CUDA, fp16/bf16); ``torch`` always torch; ``onnx``/``onnx-int8``
+# as the ``onnx:``/``onnx-int8:`` prefixes.
+RuntimeChoice = Literal["auto", "torch", "onnx", "onnx-int8"]
+RUNTIMES: tuple[str, ...] = get_args(RuntimeChoice)
+DEFAULT_RUNTIME: RuntimeChoice = "torch"
+
+
 # Written as a prefix (``transformers:ID``); a name without one is sentence-transformers'.
 BACKENDS: tuple[Backend, ...] = tuple(b for b in get_args(Backend) if b != "sentence-transformers")
 # The pyproject extra each backend needs (``pip install "chemteb-eval[run]"``) and the modules
@@ -32,10 +51,20 @@ BACKEND_NEEDS: dict[Backend, tuple[str, tuple[str, ...]] | None] = {
     "word2vec": ("static", ("gensim",)),
     "fasttext": ("static", ("gensim",)),
     "openai": None,
+    # export needs torch; running needs onnxruntime (in the run extra: it is the fast CPU path)
+    "onnx": ("run", ("torch", "sentence_transformers", "onnxruntime", "onnx")),
+    "onnx-int8": ("run", ("torch", "sentence_transformers", "onnxruntime", "onnx")),
 }
 # Backends whose name is a Hub model id (or a local folder); word vectors are files and API
 # models live behind their API.
-_HUB_BACKENDS = ("sentence-transformers", "transformers", "transformers-cls", "model2vec")
+_HUB_BACKENDS = (
+    "sentence-transformers",
+    "transformers",
+    "transformers-cls",
+    "model2vec",
+    "onnx",
+    "onnx-int8",
+)
 # org/name as the Hub spells them; "./my-model" or "C:/models/x" are folders, not ids.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 

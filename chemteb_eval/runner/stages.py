@@ -27,6 +27,7 @@ from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.errors import ChemtebError, require_extras
+from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.base import Encoder
 from chemteb_eval.models.spec import parse_model_spec
 from chemteb_eval.results.io import model_dir, write_json_atomic
@@ -353,6 +354,7 @@ def run(
     device: str | None = None,
     precision: str = "float32",
     api_base: str | None = None,
+    backend: str = DEFAULT_RUNTIME,
     overwrite: bool = False,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
@@ -371,6 +373,8 @@ def run(
         device: the torch device for local models.
         precision: float32, or float16/bfloat16 on CUDA.
         api_base: the API root for ``openai:`` models.
+        backend: how a plain model name runs (``auto``, ``torch``, ``onnx``, ``onnx-int8``;
+            see ``load_encoder``); what ran is recorded in model_meta.json and run_meta.json.
         overwrite: rerun tasks whose result file exists.
         cache_dir: the embedding cache folder (default ``~/.cache/chemteb/embeddings``).
         use_cache: keep embeddings on disk and reuse them across runs.
@@ -385,11 +389,17 @@ def run(
     # Every missing extra in one line, before a model or a dataset is touched.
     require_extras(requirements(model, plan.tasks))
     cache_folder = _cache_folder(cache_dir) if use_cache else None
-    options = {"device": device, "precision": precision, "api_base": api_base}
+    options = {
+        "device": device,
+        "precision": precision,
+        "api_base": api_base,
+        "backend": backend,
+        "log": log,
+    }
     encoder, out_dir = _open(model, Path(output_dir), cache_folder, **options)
     report = RunReport(results_dir=out_dir)
     # opened first: a damaged cache stops the run before any work
-    cache = EmbeddingCache(cache_folder, **_identity(encoder)) if cache_folder else None
+    cache = EmbeddingCache(cache_folder, **_identity(encoder, precision)) if cache_folder else None
     state = distributed_state()
     # Under torchrun/accelerate every rank loads the data and encodes its shard; only the main
     # process scores and writes.
@@ -419,6 +429,20 @@ def run(
     return report
 
 
-def _identity(encoder: Encoder) -> dict[str, Any]:
+def _identity(encoder: Encoder, precision: str) -> dict[str, Any]:
+    """What keys the model's embedding cache file. Vectors that other code computes for the same
+    model name — ONNX Runtime (1e-7 away), its int8 export (1e-2), transformers' mean or CLS
+    pooling, fp16/bf16 — get a file of their own; every other cache keeps the key it always had,
+    so existing caches stay valid."""
     meta = encoder.meta
-    return {"model": meta.name, "revision": meta.revision, "source": meta.source}
+    variant = None
+    if precision != "float32":
+        variant = f"{meta.framework}/{precision}"
+    elif meta.framework.startswith(("onnxruntime", "transformers (")):
+        variant = meta.framework
+    return {
+        "model": meta.name,
+        "revision": meta.revision,
+        "source": meta.source,
+        "variant": variant,
+    }
