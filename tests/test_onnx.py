@@ -99,6 +99,16 @@ def test_engine_uses_budgets_for_local_models_and_counts_for_apis() -> None:
     assert tokens == {"local": 31, "api": None}  # token statistics from the same lengths
 
 
+def test_engine_keeps_fixed_batches_where_the_backend_says_so() -> None:
+    texts = [f"t{i} " + "w " * (40 if i < 3 else 1) for i in range(20)]
+    gpu_like = _Recorder(counts_tokens=True)
+    gpu_like.token_budget = False  # type: ignore[attr-defined]
+    engine = EmbeddingEngine(gpu_like, None, batch_size=4, progress=False)  # type: ignore[arg-type]
+    engine.prefetch(("", t) for t in texts)
+    assert gpu_like.calls == [4] * 5  # batch_size texts a call, longest (by tokens) first
+    assert engine.stats.tokens == 3 * 41 + 17 * 2
+
+
 def test_engine_budget_batches_many_texts() -> None:
     texts = [f"t{i} " + "w " * (40 if i < 3 else 1) for i in range(60)]
     local = _Recorder(counts_tokens=True)
@@ -285,3 +295,50 @@ def test_missing_onnx_packages_name_the_extra(monkeypatch: pytest.MonkeyPatch) -
     )
     with pytest.raises(MissingExtraError, match=r"chemteb-eval\[run\]"):
         OnnxEncoder("org/model")
+
+
+@pytest.mark.slow
+def test_a_run_records_the_backend_that_ran(small_suite: Path, tmp_path: Path) -> None:
+    from chemteb_eval.runner import run
+    from chemteb_eval.tasks import get_task
+
+    task = get_task("PipChemSMILESFormulaBM")
+    scores = {}
+    for backend in ("torch", "onnx"):
+        report = run(
+            "sentence-transformers/all-MiniLM-L6-v2",
+            tasks=[task],
+            output_dir=tmp_path / backend,
+            backend=backend,
+            cache_dir=tmp_path / "cache",  # one cache folder: the two backends keep apart
+            progress=False,
+            log=lambda _: None,
+        )
+        meta = json.loads((report.results_dir / "model_meta.json").read_text())
+        run_meta = json.loads((report.results_dir / "run_meta.json").read_text())
+        framework = "onnxruntime" if backend == "onnx" else "sentence-transformers"
+        assert meta["framework"] == framework == run_meta["settings"]["backend"]
+        assert run_meta["settings"]["requested_backend"] == backend
+        assert report.encoding["cache_hits"] == 0  # the onnx run did not reuse torch's vectors
+        scores[backend] = report.main_scores[task.name]
+    assert abs(scores["onnx"] - scores["torch"]) < 1e-4
+    assert len(list((tmp_path / "cache").glob("*.sqlite"))) == 2
+
+
+@pytest.mark.slow
+def test_float32_means_float32_for_a_half_precision_checkpoint(
+    minilm: tuple[Any, Any], tmp_path: Path
+) -> None:
+    """transformers 5 loads a checkpoint in the dtype it was saved in: a "float32" run of an fp16
+    checkpoint must still compute in float32 (found on the GPU check)."""
+    import copy
+
+    from chemteb_eval.models.sentence_transformers import SentenceTransformerEncoder
+
+    torch_encoder, _ = minilm
+    copy.deepcopy(torch_encoder.model).half().save(str(tmp_path / "half"))
+    encoder = SentenceTransformerEncoder(str(tmp_path / "half"))
+    assert {str(p.dtype) for p in encoder.model.parameters()} == {"torch.float32"}
+    a = torch_encoder.encode(TEXTS, prompt="", batch_size=8)
+    b = encoder.encode(TEXTS, prompt="", batch_size=8)
+    assert b.dtype == np.float32 and float(np.max(np.abs(a - b))) < 5e-3  # fp16-rounded weights

@@ -183,9 +183,10 @@ class EmbeddingEngine:
     def _batches(
         self, group: list[str], unique: dict[str, tuple[str, str]], prompt: str
     ) -> list[list[str]]:
-        """The model calls for one prompt's texts: token-budget batches where the backend can
-        count tokens (local models; their lengths also give the token statistics, outside the
-        timed region), else ``batch_size`` texts each (APIs limit inputs per request)."""
+        """The model calls for one prompt's texts, longest first: token-budget batches where the
+        backend asks for them (local models on a CPU), else ``batch_size`` texts each (GPUs;
+        APIs, which limit inputs per request). Backends that count tokens are sorted by token
+        count, and give the token statistics (outside the timed region)."""
         lengths_of = getattr(self.encoder, "token_lengths", None)
         if lengths_of is None:
             group.sort(key=lambda k: -len(unique[k][1]))
@@ -195,6 +196,9 @@ class EmbeddingEngine:
         self.stats.tokens = (self.stats.tokens or 0) + int(sum(lengths))
         order = sorted(range(len(group)), key=lambda i: (-lengths[i], -len(unique[group[i]][1])))
         ranked = [group[i] for i in order]
+        if not getattr(self.encoder, "token_budget", True):
+            step = self.batch_size
+            return [ranked[i : i + step] for i in range(0, len(ranked), step)]
         sizes = token_budget_batches([lengths[i] for i in order], self.batch_size)
         return [ranked[r.start : r.stop] for r in sizes]
 

@@ -82,7 +82,12 @@ class SentenceTransformerEncoder:
             if self.model.device.type != "cuda":
                 raise ValueError(f"precision: {precision} needs a CUDA device; use float32 on CPU.")
             self.model = self.model.to(getattr(torch, precision))
-        elif precision != "float32":
+        elif precision == "float32":
+            # transformers 5 loads a checkpoint in the dtype it was saved in: an fp16 checkpoint
+            # would otherwise run in fp16 (slowly on a CPU) under a "float32" label
+            if any(str(p.dtype) != "torch.float32" for p in self.model.parameters()):
+                self.model = self.model.float()
+        else:
             raise ValueError(f"precision: {precision!r}; use float32, float16 or bfloat16.")
         self._own_prompts = dict(getattr(self.model, "prompts", {}) or {})
         n_params = sum(p.numel() for p in self.model.parameters())
@@ -102,6 +107,14 @@ class SentenceTransformerEncoder:
 
     def prompt(self, task_type: str, role: Role | None) -> str:
         return convention_prompt(self.meta.name, task_type, role, self._own_prompts)
+
+    @property
+    def token_budget(self) -> bool:
+        """Whether the engine should pack batches by tokens: on a CPU, where padding costs its
+        full arithmetic (1.37x faster on PipChem texts); not on a GPU, where padded positions
+        cost little and more, smaller calls cost more (0.8x of fixed batches on an H200:
+        docs/runner.md, "On a GPU")."""
+        return bool(self.model.device.type == "cpu")
 
     def token_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """Tokens the model reads for each text (prompt included, truncated as it truncates)."""

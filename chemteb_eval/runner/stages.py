@@ -423,7 +423,8 @@ def run(
                 "batch_size": batch_size,
                 "precision": precision,
                 "device": device,
-                "backend": encoder.meta.framework,
+                "backend": encoder.meta.framework,  # what ran (after any fallback)
+                "requested_backend": backend if isinstance(model, str) else None,
             }
             write_run_meta(out_dir, plan, report, settings)
     return report
