@@ -15,6 +15,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -54,9 +55,11 @@ def mteb_tasks(root: Path) -> list:  # type: ignore[type-arg]
             bibtex_citation="",
         )
 
-    def bitext(name: str, first: str, second: str) -> AbsTaskBitextMining:
-        class Task(AbsTaskBitextMining):
-            metadata = meta(name, "BitextMining", "f1")
+    def renamed(base: type, type_: str, main: str, name: str, first: str, second: str) -> Any:
+        """A sentence-pair task whose folder's two text columns are renamed to MTEB's."""
+
+        class Task(base):  # type: ignore[misc,valid-type]
+            metadata = meta(name, type_, main)
 
             def dataset_transform(self, num_proc=None, **kwargs):  # type: ignore[no-untyped-def]
                 self.dataset = self.dataset.rename_columns(
@@ -65,16 +68,13 @@ def mteb_tasks(root: Path) -> list:  # type: ignore[type-arg]
 
         return Task()
 
-    def pairs(name: str, first: str, second: str) -> AbsTaskPairClassification:
-        class Task(AbsTaskPairClassification):
-            metadata = meta(name, "PairClassification", "max_ap")
+    def bitext(name: str, first: str, second: str) -> Any:
+        return renamed(AbsTaskBitextMining, "BitextMining", "f1", name, first, second)
 
-            def dataset_transform(self, num_proc=None, **kwargs):  # type: ignore[no-untyped-def]
-                self.dataset = self.dataset.rename_columns(
-                    {first: "sentence1", second: "sentence2"}
-                )
-
-        return Task()
+    def pairs(name: str, first: str, second: str) -> Any:
+        return renamed(
+            AbsTaskPairClassification, "PairClassification", "max_ap", name, first, second
+        )
 
     class TopicClassification(AbsTaskClassification):
         metadata = meta("PipChemWikiTopicClassification", "Classification", "accuracy")
