@@ -52,6 +52,8 @@ HEAVY = {
     "model2vec",
     "nvidia-cublas-cu12",
     "triton",
+    "onnxruntime",
+    "onnx",
 }
 HEAVY_MODULES = (
     "torch",
