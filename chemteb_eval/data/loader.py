@@ -274,7 +274,7 @@ def load_task(
     built = _BUILDERS[task.builder](task, splits) if task.builder and data_path is None else None
     if built is not None and not isinstance(built, str):
         return built
-    if task.type in ("STS", "NER"):
+    if task.type in ("STS", "NER", "WordSimilarity"):
         raise ValueError(f"task: {task.name} ({task.type}) loads only from its local copy.")
     if task.builder is None and task.revision is None and data_path is None:
         raise ChemtebError(
@@ -308,9 +308,11 @@ def _pipchem_folder(task: Task, splits: tuple[str, ...]) -> str:
 
 
 def _shared_copy(task: Task, splits: tuple[str, ...]) -> TaskData:
-    from .shared_sets import read_bc5cdr, read_stsb
+    from .shared_sets import SHARED_READERS
 
-    reader = read_stsb if task.type == "STS" else read_bc5cdr
+    if task.name not in SHARED_READERS:
+        raise ValueError(f"task: {task.name} has no reader of a local copy in ../shared/data.")
+    reader = SHARED_READERS[task.name]
     return {"default": {split: reader(split) for split in splits}}
 
 

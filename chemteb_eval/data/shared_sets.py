@@ -1,5 +1,5 @@
-"""Readers for the scientific-text suite's local copies (``../shared/data``): the STS benchmark and
-BC5CDR chemical NER, in their original formats.
+"""Readers for the scientific-text suite's local copies (``../shared/data``): the STS benchmark,
+BC5CDR chemical NER and UMNSRS term pairs, in their original formats.
 
 The folder is ``$CHEMTEB_SHARED_DATA``, else ``shared/data`` beside the source checkout.
 """
@@ -7,14 +7,23 @@ The folder is ``$CHEMTEB_SHARED_DATA``, else ``shared/data`` beside the source c
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from chemteb_eval._env import shared_data_root
 from chemteb_eval.errors import ChemtebError
 
-from .types import NerData, StsData
+from .types import NerData, SplitData, StsData, WordPairData
 
-__all__ = ["read_bc5cdr", "read_stsb", "shared_data_root"]  # the root re-exported for callers
+__all__ = [  # the root re-exported for callers
+    "SHARED_READERS",
+    "read_bc5cdr",
+    "read_stsb",
+    "read_umnsrs",
+    "repeated_pairs",
+    "shared_data_root",
+]
 
 
 def _folder(name: str) -> Path:
@@ -22,7 +31,8 @@ def _folder(name: str) -> Path:
     if not folder.is_dir():
         raise ChemtebError(
             f"{name}: no local copy at {folder}. Set CHEMTEB_SHARED_DATA to the folder holding "
-            f"{name}/ (the STS benchmark or BC5CDR files), or run from a checkout beside shared/."
+            f"{name}/ (its README says where the files come from), or run from a checkout beside "
+            "shared/."
         )
     return folder
 
@@ -84,3 +94,82 @@ def read_bc5cdr(split: str) -> NerData:
     train_tokens, train_tags = _read_conll(folder / "train.tsv")
     test_tokens, test_tags = _read_conll(folder / f"{name}.tsv")
     return NerData(train_tokens, train_tags, test_tokens, test_tags)
+
+
+# UMNSRS ratings are means of 0-1600 slider positions (README of ../shared/data/umnsrs).
+UMNSRS_SCALE = (0.0, 1600.0)
+
+
+def _umnsrs_row(path: Path, n: int, row: list[str]) -> tuple[str, str, float]:
+    where = f"{path}: line {n}"
+    if len(row) != 3:
+        raise ValueError(f"{where} has {len(row)} columns; expected word1<TAB>word2<TAB>score.")
+    first, second, raw = (cell.strip() for cell in row)
+    if not first or not second:
+        raise ValueError(f"{where} has an empty term.")
+    try:
+        score = float(raw)
+    except ValueError:
+        raise ValueError(f"{where}: score {raw!r} is not a number.") from None
+    low, high = UMNSRS_SCALE
+    if not low <= score <= high:  # also catches nan
+        raise ValueError(f"{where}: score {raw} is outside the {low:g}-{high:g} scale.")
+    return first, second, score
+
+
+def read_umnsrs(name: str) -> WordPairData:
+    """One UMNSRS set (``similarity``, ``relatedness``, ``similarity_mod``, ``relatedness_mod``):
+    a TSV with the header ``word1 word2 score``. A row with an empty term, or a score that is not
+    a number in 0-1600, is an error naming file and line.
+
+    Repeated pairs are kept: the release rates some pairs twice (in separate sessions, e.g.
+    Glaucoma-Fibrillation 279 and 276; similarity 14, relatedness 12, the mod sets 5 and 3 —
+    ``repeated_pairs`` counts them), and the published pair counts (566, 587, 449, 458) include
+    every rating."""
+    path = _folder("umnsrs") / f"{name}.tsv"
+    if not path.is_file():
+        raise ValueError(f"umnsrs: no set {name!r} ({path} is missing).")
+    terms1, terms2, scores = [], [], []
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(rows, None)
+        if header != ["word1", "word2", "score"]:
+            raise ValueError(f"{path}: line 1 is {header!r}; expected word1<TAB>word2<TAB>score.")
+        for n, row in enumerate(rows, start=2):
+            first, second, score = _umnsrs_row(path, n, row)
+            terms1.append(first)
+            terms2.append(second)
+            scores.append(score)
+    if not scores:
+        raise ValueError(f"{path}: no term pairs.")
+    return WordPairData(terms1=terms1, terms2=terms2, scores=scores)
+
+
+def repeated_pairs(data: WordPairData) -> int:
+    """How many rows repeat an earlier pair (either order, any case)."""
+    pairs = [
+        frozenset((a.lower(), b.lower())) for a, b in zip(data.terms1, data.terms2, strict=True)
+    ]
+    return len(pairs) - len(set(pairs))
+
+
+def _umnsrs(name: str) -> Callable[[str], SplitData]:
+    def read(split: str) -> SplitData:
+        if split != "test":
+            raise ValueError(f"split: UMNSRS has a test split only, not {split!r}.")
+        return read_umnsrs(name)
+
+    return read
+
+
+# Task name -> reader of one split, for the tasks with ``builder="shared"``.
+SHARED_READERS: Mapping[str, Callable[[str], SplitData]] = MappingProxyType(
+    {
+        "STSBenchmark": read_stsb,
+        "BC5CDRChemicalNER": read_bc5cdr,
+        "UMNSRSSimilarity": _umnsrs("similarity"),
+        "UMNSRSRelatedness": _umnsrs("relatedness"),
+        "UMNSRSSimilarityMod": _umnsrs("similarity_mod"),
+        "UMNSRSRelatednessMod": _umnsrs("relatedness_mod"),
+    }
+)

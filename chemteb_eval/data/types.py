@@ -111,6 +111,20 @@ class StsData:
 
 
 @dataclass(frozen=True)
+class WordPairData:
+    """Term pairs (single words or short multi-word terms) with gold similarity scores."""
+
+    kind: ClassVar[TaskType] = "WordSimilarity"
+
+    terms1: list[str]
+    terms2: list[str]
+    scores: list[float]
+
+    def __post_init__(self) -> None:
+        _same_length(terms1=self.terms1, terms2=self.terms2, scores=self.scores)
+
+
+@dataclass(frozen=True)
 class NerData:
     """Tokenised sentences with IOB2 tags: a training split (for the probe) and an evaluation split."""
 
@@ -142,6 +156,7 @@ SplitData = (
     | BitextData
     | RetrievalData
     | StsData
+    | WordPairData
     | NerData
 )
 #: ``{subset: {split: data}}``
@@ -157,6 +172,7 @@ DATA_CLASSES: Mapping[str, type[SplitData]] = MappingProxyType(
             BitextData,
             RetrievalData,
             StsData,
+            WordPairData,
             NerData,
         )
     }

@@ -22,6 +22,7 @@ from chemteb_eval.data.types import (
     PairClassificationData,
     SplitData,
     StsData,
+    WordPairData,
 )
 from chemteb_eval.metric_docs import protocol_defaults
 from chemteb_eval.models.base import Encoder, Role
@@ -101,7 +102,7 @@ def _pairs(data: PairClassificationData | StsData) -> Groups:
     return {"s1": (data.sentences1, None), "s2": (data.sentences2, None)}
 
 
-def _sts_score(data: StsData, emb: Embeddings, _: ScoreContext) -> dict[str, Any]:
+def _sts_score(data: StsData | WordPairData, emb: Embeddings, _: ScoreContext) -> dict[str, Any]:
     # A run never aborts on texts a word model cannot embed: they count as similarity 0, and
     # n_missing / coverage in the result say how many there were.
     return score_sts(data.scores, emb["s1"], emb["s2"], oov_policy="zero", return_items=True)
@@ -148,6 +149,9 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
             ),
         ),
         "STS": KindRun(_pairs, _sts_score),
+        "WordSimilarity": KindRun(
+            lambda d: {"s1": (d.terms1, None), "s2": (d.terms2, None)}, _sts_score
+        ),
         # words in context: embedded by the probe, not through the text cache
         "NER": KindRun(lambda d: {}, _ner_score),
     }

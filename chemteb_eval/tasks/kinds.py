@@ -16,7 +16,14 @@ from typing import Literal
 __all__ = ["CHEMTEB_TYPES", "KINDS", "TASK_TYPES", "TaskKind", "TaskType", "kind"]
 
 TaskType = Literal[
-    "Classification", "Clustering", "PairClassification", "BitextMining", "Retrieval", "STS", "NER"
+    "Classification",
+    "Clustering",
+    "PairClassification",
+    "BitextMining",
+    "Retrieval",
+    "STS",
+    "NER",
+    "WordSimilarity",
 ]
 
 
@@ -115,6 +122,20 @@ _KINDS = (
         # coverage is shown (a word model's share of pairs with a similarity), never ranked
         detail_keys=("cosine_spearman", "cosine_pearson", "coverage"),
         data_class="StsData",
+        chemteb=False,
+    ),
+    TaskKind(
+        # term pairs (UMNSRS): each term embedded as the model's text input; a word-vector model
+        # averages its words, and pairs it cannot embed count as similarity 0 (coverage says how
+        # many). The study's primary metric is Pearson; Spearman stands beside it.
+        name="WordSimilarity",
+        label="Word similarity",
+        short="WrdSim",
+        hf_task="sentence-similarity",
+        main_scores=frozenset({"cosine_pearson", "cosine_spearman", "pearson", "spearman"}),
+        paper_metric=None,
+        detail_keys=("cosine_pearson", "cosine_spearman", "coverage"),
+        data_class="WordPairData",
         chemteb=False,
     ),
     TaskKind(

@@ -1,14 +1,37 @@
-"""The scientific-text suite: STS and NER tasks for comparing static and contextual embeddings.
+"""The scientific-text suite: STS, word-similarity and NER tasks for comparing static and
+contextual embeddings.
 
 Hub ids are the ones MTEB's task metadata names (mteb 2.x); revisions are ``None`` (unpinned:
 ``../shared`` gives none, and none is invented), so those tasks do not load from the Hub until
 someone pins one. Two tasks run offline on the local copies in ``../shared/data``
-(``builder="shared"``): the STS benchmark and BC5CDR chemical NER.
+(``builder="shared"``): the STS benchmark, BC5CDR chemical NER and the four UMNSRS term-pair sets.
 """
 
 from __future__ import annotations
 
 from .records import Task
+
+
+def _umnsrs(name: str, what: str, n_pairs: int, note: str) -> Task:
+    return Task(
+        name=name,
+        type="WordSimilarity",
+        hf_path=None,
+        revision=None,
+        eval_splits=("test",),
+        # the study's primary similarity metric (Ahmed et al. 2025); Spearman is reported beside
+        main_score="cosine_pearson",
+        collection="scitext",
+        builder="shared",
+        category="p2p",
+        source="UMNSRS (University of Minnesota, clinical term pairs rated by residents); local "
+        "copy ../shared/data/umnsrs",
+        license="CC0-1.0",
+        n_samples=n_pairs,
+        description=f"Medical term-pair {what} (0-1600) by Pearson correlation with cosine "
+        f"similarity; {note}",
+    )
+
 
 SCITEXT_TASKS: tuple[Task, ...] = (
     Task(
@@ -37,6 +60,14 @@ SCITEXT_TASKS: tuple[Task, ...] = (
         category="s2s",
         source="biomedical sentence pairs (BIOSSES)",
         description="Biomedical sentence similarity; needs a pinned revision to load.",
+    ),
+    _umnsrs("UMNSRSSimilarity", "similarity", 566, "20 pairs hold a multi-word term."),
+    _umnsrs("UMNSRSRelatedness", "relatedness", 587, "21 pairs hold a multi-word term."),
+    _umnsrs(
+        "UMNSRSSimilarityMod", "similarity", 449, "Pakhomov et al. 2016's single-token subset."
+    ),
+    _umnsrs(
+        "UMNSRSRelatednessMod", "relatedness", 458, "Pakhomov et al. 2016's single-token subset."
     ),
     Task(
         name="BC5CDRChemicalNER",
