@@ -19,6 +19,7 @@ from .types import NerData, SplitData, StsData, WordPairData
 __all__ = [  # the root re-exported for callers
     "SHARED_READERS",
     "read_bc5cdr",
+    "read_scierc",
     "read_stsb",
     "read_umnsrs",
     "repeated_pairs",
@@ -57,7 +58,24 @@ def read_stsb(split: str) -> StsData:
     return StsData(sentences1=s1, sentences2=s2, scores=scores)
 
 
-def _read_conll(path: Path) -> tuple[list[list[str]], list[list[str]]]:
+def _check_tag(path: Path, n: int, tag: str, previous: str, types: frozenset[str]) -> None:
+    """IOB2: ``O``, ``B-T`` or ``I-T`` for a known type T, and ``I-T`` only after ``B-T``/``I-T``."""
+    prefix, _, kind = tag.partition("-")
+    if tag != "O" and (prefix not in ("B", "I") or kind not in types):
+        raise ValueError(
+            f"{path}: line {n}: unknown tag {tag!r}; expected O or B-/I- with one of "
+            f"{sorted(types)}."
+        )
+    if prefix == "I" and previous not in (f"B-{kind}", f"I-{kind}"):
+        raise ValueError(
+            f"{path}: line {n}: {tag} does not continue a {kind} entity (I- without B-)."
+        )
+
+
+def _read_conll(
+    path: Path, types: frozenset[str] | None = None
+) -> tuple[list[list[str]], list[list[str]]]:
+    """Sentences of ``token<TAB>tag`` lines; with ``types``, every tag is checked as IOB2."""
     tokens: list[list[str]] = []
     tags: list[list[str]] = []
     words: list[str] = []
@@ -74,6 +92,8 @@ def _read_conll(path: Path) -> tuple[list[list[str]], list[list[str]]]:
             parts = line.split("\t")
             if len(parts) != 2:
                 raise ValueError(f"{path}: line {n} is not 'token<TAB>tag'.")
+            if types is not None:
+                _check_tag(path, n, parts[1], labels[-1] if labels else "O", types)
             words.append(parts[0])
             labels.append(parts[1])
     if words:
@@ -93,6 +113,26 @@ def read_bc5cdr(split: str) -> NerData:
         )
     train_tokens, train_tags = _read_conll(folder / "train.tsv")
     test_tokens, test_tags = _read_conll(folder / f"{name}.tsv")
+    return NerData(train_tokens, train_tags, test_tokens, test_tags)
+
+
+# SciERC's six entity types (../shared/data/scierc/README.md).
+SCIERC_TYPES = frozenset({"Task", "Method", "Metric", "Material", "OtherScientificTerm", "Generic"})
+
+
+def read_scierc(split: str) -> NerData:
+    """SciERC scientific-entity NER (``train.tsv``, ``dev.tsv``, ``test.tsv``: token<TAB>IOB2 tag,
+    a blank line between sentences): the training split for the probe, ``split`` for
+    evaluation. An unknown tag, or an ``I-`` that continues no entity, is an error naming file
+    and line (the released files have neither)."""
+    folder = _folder("scierc")
+    name = {"validation": "dev", "devel": "dev"}.get(split, split)
+    if not (folder / f"{name}.tsv").is_file():
+        raise ValueError(
+            f"split: no SciERC split {split!r} ({folder / (name + '.tsv')} is missing)."
+        )
+    train_tokens, train_tags = _read_conll(folder / "train.tsv", SCIERC_TYPES)
+    test_tokens, test_tags = _read_conll(folder / f"{name}.tsv", SCIERC_TYPES)
     return NerData(train_tokens, train_tags, test_tokens, test_tags)
 
 
@@ -167,6 +207,7 @@ SHARED_READERS: Mapping[str, Callable[[str], SplitData]] = MappingProxyType(
     {
         "STSBenchmark": read_stsb,
         "BC5CDRChemicalNER": read_bc5cdr,
+        "SciERCNER": read_scierc,
         "UMNSRSSimilarity": _umnsrs("similarity"),
         "UMNSRSRelatedness": _umnsrs("relatedness"),
         "UMNSRSSimilarityMod": _umnsrs("similarity_mod"),

@@ -70,6 +70,24 @@ SCITEXT_TASKS: tuple[Task, ...] = (
         "UMNSRSRelatednessMod", "relatedness", 458, "Pakhomov et al. 2016's single-token subset."
     ),
     Task(
+        name="SciERCNER",
+        type="NER",
+        hf_path=None,
+        revision=None,
+        eval_splits=("test",),
+        main_score="overall_f1",
+        collection="scitext",
+        builder="shared",
+        train_split="train",
+        source="SciERC (AI-paper abstracts, six scientific entity types) via allenai/scibert; "
+        "local copy ../shared/data/scierc",
+        license="Apache-2.0",
+        n_samples=551,
+        description="Scientific-entity NER (Task, Method, Metric, Material, "
+        "OtherScientificTerm, Generic) by a logistic-regression probe on frozen word "
+        "embeddings; entity-level F1 overall and per type.",
+    ),
+    Task(
         name="BC5CDRChemicalNER",
         type="NER",
         hf_path=None,
