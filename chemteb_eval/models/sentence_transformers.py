@@ -123,10 +123,6 @@ class SentenceTransformerEncoder:
         ids = tokenizer([prompt + t for t in texts], truncation=limit is not None, max_length=limit)
         return [len(x) for x in ids["input_ids"]]
 
-    def count_tokens(self, texts: list[str], *, prompt: str) -> int:
-        """Tokens the model reads for ``texts`` (prompt included, truncated as it truncates)."""
-        return sum(self.token_lengths(texts, prompt=prompt))
-
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         out = self.model.encode(
             texts,
