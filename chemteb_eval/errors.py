@@ -77,3 +77,8 @@ def require_extras(needs: Sequence[tuple[str, Sequence[str], str]]) -> None:
 def require_extra(extra: str, *modules: str, what: str) -> None:
     """``require_extras`` for one feature: stop unless every module in ``modules`` is there."""
     require_extras([(extra, modules, what)])
+
+
+class MissingDataError(ChemtebError):
+    """A task's data is not here: a restricted set without ``--data-path``, or a folder that is
+    not one; the message says where to obtain it and in what format."""

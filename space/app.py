@@ -57,6 +57,7 @@ from chemteb_eval.tasks import get_benchmark, main_score
 from chemteb_eval.tasks.kinds import CHEMTEB_TYPES as TASK_TYPES
 
 SHOWN_BENCHMARKS = ("ChemTEB", "ChemTEB(v1.1)", "ChemTEB(paper)")
+SHOWN_WITH_RESULTS = ("PipChem", "SciEmbed", "SciText")
 OPENNESS = ("all", "open", "proprietary")
 TABS = (
     "overall",
@@ -108,10 +109,12 @@ def build_state(
     boards = {
         name: build_leaderboard(scanned, get_benchmark(name), model_table=table) for name in names
     }
-    # PipChem (what `chemteb run` scores by default) appears only when someone has results on it.
-    pipchem = build_leaderboard(scanned, get_benchmark("PipChem"), model_table=table)
-    if pipchem.overall:
-        boards["PipChem"] = pipchem
+    # PipChem (what `chemteb run` scores by default) and the scientific-text benchmarks appear
+    # only when someone has results on them.
+    for name in SHOWN_WITH_RESULTS:
+        board = build_leaderboard(scanned, get_benchmark(name), model_table=table)
+        if board.overall:
+            boards[name] = board
     if default_benchmark not in boards:
         raise ValueError(f"default_benchmark: {default_benchmark!r}; use one of {list(boards)}.")
     families = sorted({f.family for b in boards.values() for f in b.facts.values()})

@@ -125,8 +125,41 @@ def add_run(sub: Subparsers) -> None:
     runner.add_argument(
         "--no-cache", action="store_true", help="do not read or write the embedding cache"
     )
+    runner.add_argument(
+        "--data-path",
+        action="append",
+        metavar="[TASK=]DIR",
+        help="your copy of a restricted set (ClinicalSTS2018/2019, CoNLL2003NER, CHEMDNERNER); "
+        "TASK= may be left out when the run has one such task; repeat for several "
+        "(formats: `chemteb list --json` 'obtain', docs/scitext.md)",
+    )
+    runner.add_argument(
+        "--beta",
+        type=float,
+        help="F-beta's beta for the classification and NER probes (default: F1 only)",
+    )
     runner.add_argument("--quiet", action="store_true", help="no progress bars")
     runner.set_defaults(func=_cmd_run)
+
+
+def _data_paths(values: list[str] | None, selected: list[Any] | None) -> dict[str, str]:
+    """``--data-path [TASK=]DIR`` values as ``{task: DIR}``; a bare DIR is the one restricted
+    task's among the run's ``-t`` tasks."""
+    out: dict[str, str] = {}
+    for value in values or []:
+        name, sep, folder = value.partition("=")
+        if not sep:
+            local = [t.name for t in selected or [] if t.builder == "local"]
+            if len(local) != 1:
+                raise ValueError(
+                    f"--data-path {value}: say which task it is for (--data-path TASK=DIR); "
+                    f"the run's restricted tasks: {', '.join(local) or 'none (use -t)'}."
+                )
+            name, folder = local[0], value
+        if name in out:
+            raise ValueError(f"--data-path: {name} is given twice.")
+        out[name] = folder
+    return out
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -150,6 +183,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         backend=args.backend,
         overwrite=args.overwrite,
         use_cache=not args.no_cache,
+        data_paths=_data_paths(args.data_path, selected),
+        beta=args.beta,
         progress=not args.quiet,
     )
     print(f"\n{'task':<44} {'status':<8} main score")

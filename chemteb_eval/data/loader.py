@@ -7,6 +7,7 @@ transforms: column renames, MTEB's stratified 2048-row subsample, concatenated s
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from chemteb_eval._env import cache_root, hub_reachable, offline_unless_reachable
-from chemteb_eval.errors import ChemtebError
+from chemteb_eval.errors import ChemtebError, MissingDataError
 from chemteb_eval.tasks.records import Task
 
 from .types import (
@@ -265,12 +266,26 @@ def load_task(
         splits: the splits to load; default the task's ``eval_splits``.
         data_path: a local folder in Hub layout to read instead of the Hub (fixtures, or a
             dataset this project built); default the task's Hub id at its pinned revision, or
-            the locally built dataset for tasks with a builder.
+            the locally built dataset for tasks with a builder. For a restricted set
+            (``builder="local"``) the folder holding the user's copy, in the format its
+            ``obtain`` names.
 
     Returns:
         ``{subset: {split: data}}``.
     """
     splits = tuple(splits or task.eval_splits)
+    data = _load_task(task, splits, data_path)
+    if task.probe:  # the task's probe options travel with its classification data
+        for by_split in data.values():
+            for split, split_data in by_split.items():
+                if isinstance(split_data, ClassificationData):
+                    by_split[split] = dataclasses.replace(split_data, probe=task.probe)
+    return data
+
+
+def _load_task(task: Task, splits: tuple[str, ...], data_path: str | Path | None) -> TaskData:
+    if task.builder == "local":
+        return _local_copy(task, splits, data_path)
     built = _BUILDERS[task.builder](task, splits) if task.builder and data_path is None else None
     if built is not None and not isinstance(built, str):
         return built
@@ -313,7 +328,30 @@ def _shared_copy(task: Task, splits: tuple[str, ...]) -> TaskData:
     if task.name not in SHARED_READERS:
         raise ValueError(f"task: {task.name} has no reader of a local copy in ../shared/data.")
     reader = SHARED_READERS[task.name]
-    return {"default": {split: reader(split) for split in splits}}
+    out: TaskData = {}
+    for split in splits:
+        data = reader(split)
+        by_subset = data if isinstance(data, Mapping) else {"default": data}
+        for subset, split_data in by_subset.items():
+            out.setdefault(subset, {})[split] = split_data
+    return out
+
+
+def _local_copy(task: Task, splits: tuple[str, ...], data_path: str | Path | None) -> TaskData:
+    from .shared_sets import LOCAL_READERS
+
+    if data_path is None:
+        raise MissingDataError(
+            f"{task.name} is not redistributable, so it runs on a copy you hold: pass "
+            f"--data-path {task.name}=DIR (Python: data_paths={{{task.name!r}: DIR}}). "
+            f"Obtain: {task.obtain}"
+        )
+    folder = Path(data_path)
+    if not folder.is_dir():
+        raise MissingDataError(f"data_path: {folder} (for {task.name}) is not a folder.")
+    if task.name not in LOCAL_READERS:
+        raise ValueError(f"task: {task.name} has no reader of a user's copy.")
+    return {"default": {split: LOCAL_READERS[task.name](folder, split) for split in splits}}
 
 
 # What each local builder (``Task.builder``) gives: a Hub-layout folder to load like any

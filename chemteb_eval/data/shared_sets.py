@@ -1,5 +1,6 @@
-"""Readers for the scientific-text suite's local copies (``../shared/data``): the STS benchmark,
-BC5CDR chemical NER and UMNSRS term pairs, in their original formats.
+"""Readers for the scientific-text suite's local copies (``../shared/data``: the STS benchmark,
+SemEval STS, UMNSRS term pairs, BC5CDR and SciERC NER, Reuters-12) in their original formats,
+and for the restricted sets a user brings (``--data-path``).
 
 The folder is ``$CHEMTEB_SHARED_DATA``, else ``shared/data`` beside the source checkout.
 """
@@ -12,14 +13,21 @@ from pathlib import Path
 from types import MappingProxyType
 
 from chemteb_eval._env import shared_data_root
-from chemteb_eval.errors import ChemtebError
+from chemteb_eval._files import parse_json
+from chemteb_eval.errors import ChemtebError, MissingDataError, short_repr
+from chemteb_eval.tasks.scitext import SEMEVAL_PAIRS
 
-from .types import NerData, SplitData, StsData, WordPairData
+from .types import ClassificationData, NerData, SplitData, StsData, WordPairData
 
 __all__ = [  # the root re-exported for callers
+    "LOCAL_READERS",
     "SHARED_READERS",
     "read_bc5cdr",
+    "read_ner_folder",
+    "read_reuters12",
     "read_scierc",
+    "read_semeval_sts",
+    "read_sts_tsv",
     "read_stsb",
     "read_umnsrs",
     "repeated_pairs",
@@ -202,15 +210,185 @@ def _umnsrs(name: str) -> Callable[[str], SplitData]:
     return read
 
 
-# Task name -> reader of one split, for the tasks with ``builder="shared"``.
-SHARED_READERS: Mapping[str, Callable[[str], SplitData]] = MappingProxyType(
+STS_SCALE = (0.0, 5.0)
+
+
+def _sts_row(path: Path, n: int, row: list[str]) -> tuple[str, str, float]:
+    where = f"{path}: line {n}"
+    if len(row) != 3:
+        raise ValueError(
+            f"{where} has {len(row)} columns; expected sentence1<TAB>sentence2<TAB>score."
+        )
+    first, second, raw = row
+    if not first.strip() or not second.strip():
+        raise ValueError(f"{where} has an empty sentence.")
+    try:
+        score = float(raw)
+    except ValueError:
+        raise ValueError(f"{where}: score {raw!r} is not a number.") from None
+    low, high = STS_SCALE
+    if not low <= score <= high:  # also catches nan
+        raise ValueError(f"{where}: score {raw} is outside the {low:g}-{high:g} scale.")
+    return first, second, score
+
+
+def read_sts_tsv(path: Path) -> StsData:
+    """Sentence pairs from a TSV with the header ``sentence1 sentence2 score`` (0-5): an empty
+    sentence, a score that is not a number in 0-5 or a wrong column count is an error naming
+    file and line."""
+    s1, s2, scores = [], [], []
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(rows, None)
+        if header != ["sentence1", "sentence2", "score"]:
+            raise ValueError(
+                f"{path}: line 1 is {_short_header(header)}; expected "
+                "sentence1<TAB>sentence2<TAB>score."
+            )
+        for n, row in enumerate(rows, start=2):
+            first, second, score = _sts_row(path, n, row)
+            s1.append(first)
+            s2.append(second)
+            scores.append(score)
+    if len(scores) < 2:
+        raise ValueError(f"{path}: {len(scores)} sentence pair(s); a correlation needs 2.")
+    return StsData(sentences1=s1, sentences2=s2, scores=scores)
+
+
+def _short_header(header: list[str] | None) -> str:
+    return "empty" if header is None else short_repr(header, 120)
+
+
+def read_semeval_sts(year: int) -> dict[str, StsData]:
+    """One SemEval STS year's English test subsets (``stsYYYY.<subset>.test.tsv``), by subset."""
+    if year not in SEMEVAL_PAIRS:
+        raise ValueError(f"year: SemEval STS {year!r}; use one of {list(SEMEVAL_PAIRS)}.")
+    folder = _folder("semeval_sts")
+    out = {}
+    for subset in SEMEVAL_PAIRS[year]:
+        path = folder / f"sts{year}.{subset}.test.tsv"
+        if not path.is_file():
+            raise ValueError(f"semeval_sts: {path} is missing (subset {subset} of {year}).")
+        out[subset] = read_sts_tsv(path)
+    return out
+
+
+def _semeval(year: int) -> Callable[[str], Mapping[str, SplitData]]:
+    def read(split: str) -> Mapping[str, SplitData]:
+        if split != "test":
+            raise ValueError(f"split: SemEval STS has a test split only, not {split!r}.")
+        return read_semeval_sts(year)
+
+    return read
+
+
+def _reuters_docs(path: Path) -> tuple[list[str], list[str]]:
+    """``(texts, labels)`` of a JSON-lines file of ``{"id", "text", "label"}`` objects; a line
+    that is not such an object, or whose text is empty, is an error naming file and line."""
+    texts, labels = [], []
+    with path.open("rb") as handle:
+        for n, raw in enumerate(handle, start=1):
+            where = f"{path}: line {n}"
+            try:
+                doc = parse_json(raw)
+            except ValueError as exc:
+                raise ValueError(f"{where} is not JSON ({exc}).") from None
+            if not isinstance(doc, dict):
+                raise ValueError(f"{where} is {short_repr(doc)}, not a JSON object.")
+            text, label = doc.get("text"), doc.get("label")
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"{where}: the document has no text ({short_repr(text)}).")
+            if not isinstance(label, str) or not label:
+                raise ValueError(f"{where}: label is {short_repr(label)}, not a topic name.")
+            texts.append(text)
+            labels.append(label)
+    if not texts:
+        raise ValueError(f"{path}: no documents.")
+    return texts, labels
+
+
+def read_reuters12(split: str) -> ClassificationData:
+    """Reuters-12 (``train.jsonl``, ``test.jsonl``): the training split for the probe, ``split``
+    for evaluation. A test topic the training split lacks is an error (the probe could never
+    predict it)."""
+    folder = _folder("reuters12")
+    path = folder / f"{split}.jsonl"
+    if split == "train" or not path.is_file():
+        raise ValueError(f"split: no Reuters-12 evaluation split {split!r} ({path}).")
+    train_texts, train_labels = _reuters_docs(folder / "train.jsonl")
+    test_texts, test_labels = _reuters_docs(path)
+    unseen = sorted(set(test_labels) - set(train_labels))
+    if unseen:
+        raise ValueError(f"{path}: topics {unseen} never occur in train.jsonl.")
+    return ClassificationData(train_texts, train_labels, test_texts, test_labels)
+
+
+Reader = Callable[[str], SplitData | Mapping[str, SplitData]]
+
+# Task name -> reader of one split (one subset's data, or ``{subset: data}``), for the tasks
+# with ``builder="shared"``.
+SHARED_READERS: Mapping[str, Reader] = MappingProxyType(
     {
+        **{f"SemEvalSTS{year}": _semeval(year) for year in SEMEVAL_PAIRS},
         "STSBenchmark": read_stsb,
+        "Reuters12Classification": read_reuters12,
         "BC5CDRChemicalNER": read_bc5cdr,
         "SciERCNER": read_scierc,
         "UMNSRSSimilarity": _umnsrs("similarity"),
         "UMNSRSRelatedness": _umnsrs("relatedness"),
         "UMNSRSSimilarityMod": _umnsrs("similarity_mod"),
         "UMNSRSRelatednessMod": _umnsrs("relatedness_mod"),
+    }
+)
+
+
+# -- restricted sets: the user's copy, passed as --data-path (Task.obtain names the format) ----
+
+CONLL2003_TYPES = frozenset({"PER", "LOC", "ORG", "MISC"})
+CHEMDNER_TYPES = frozenset({"Chemical"})
+
+
+def read_ner_folder(folder: Path, split: str, types: frozenset[str]) -> NerData:
+    """``folder/train.tsv`` (the probe's) and ``folder/<split>.tsv`` (``dev``/``devel`` alike),
+    token<TAB>IOB2 tag, every tag checked against ``types`` with file and line."""
+    names = {"validation": ("dev", "devel"), "dev": ("dev", "devel"), "devel": ("devel", "dev")}
+    candidates = [folder / f"{name}.tsv" for name in names.get(split, (split,))]
+    found = [path for path in candidates if path.is_file()]
+    train = folder / "train.tsv"
+    for path in (train, *(found[:1] or candidates[:1])):
+        if not path.is_file():
+            raise MissingDataError(
+                f"{path} is missing: --data-path needs train.tsv and {split}.tsv "
+                "(token<TAB>IOB2-tag lines, a blank line between sentences)."
+            )
+    train_tokens, train_tags = _read_conll(train, types)
+    test_tokens, test_tags = _read_conll(found[0], types)
+    for path, tokens in ((train, train_tokens), (found[0], test_tokens)):
+        if not tokens:
+            raise ValueError(f"{path}: no sentences.")
+    return NerData(train_tokens, train_tags, test_tokens, test_tags)
+
+
+def _local_sts(folder: Path, split: str) -> StsData:
+    path = folder / f"{split}.tsv"
+    if not path.is_file():
+        raise MissingDataError(
+            f"{path} is missing: --data-path needs {split}.tsv with the header "
+            "sentence1<TAB>sentence2<TAB>score (scores 0-5)."
+        )
+    return read_sts_tsv(path)
+
+
+def _local_ner(types: frozenset[str]) -> Callable[[Path, str], SplitData]:
+    return lambda folder, split: read_ner_folder(folder, split, types)
+
+
+# Task name -> reader of one split of the user's copy, for the tasks with ``builder="local"``.
+LOCAL_READERS: Mapping[str, Callable[[Path, str], SplitData]] = MappingProxyType(
+    {
+        "ClinicalSTS2018": _local_sts,
+        "ClinicalSTS2019": _local_sts,
+        "CoNLL2003NER": _local_ner(CONLL2003_TYPES),
+        "CHEMDNERNER": _local_ner(CHEMDNER_TYPES),
     }
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -26,6 +26,8 @@ class ClassificationData:
     train_labels: list[Any]
     test_texts: list[str]
     test_labels: list[Any]
+    # the task's probe options (``Task.probe``: e.g. full_train for document classification)
+    probe: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         _same_length(train_texts=self.train_texts, train_labels=self.train_labels)

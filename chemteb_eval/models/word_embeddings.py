@@ -48,20 +48,28 @@ def _contextual(
             hidden = model(**{k: v.to(device) for k, v in enc.items()}).last_hidden_state
             hidden = hidden.float().cpu().numpy()
             for row, words in enumerate(batch):
-                vectors = np.zeros((len(words), hidden.shape[-1]), dtype=np.float32)
-                counts = np.zeros(len(words))
-                for position, word in enumerate(enc.word_ids(row)):
-                    if word is None:
-                        continue
-                    if pooling == "first" and counts[word]:
-                        continue
-                    vectors[word] += hidden[row, position]
-                    counts[word] += 1
-                # Words cut off by truncation keep zeros (no context reached them).
-                vectors /= np.maximum(counts, 1)[:, None]
-                out.append(vectors)
+                out.append(_pool_words(hidden[row], enc.word_ids(row), len(words), pooling))
             bar.update(len(batch))
     return out
+
+
+def _pool_words(
+    hidden: NDArray[np.float32], word_ids: Sequence[int | None], n_words: int, pooling: Pooling
+) -> NDArray[np.float32]:
+    """One vector per word from one sentence's sub-token states (array operations: a Python
+    loop over sub-tokens was most of the NER probe's feature building). Words cut off by
+    truncation keep zeros (no context reached them)."""
+    ids = np.array([-1 if w is None else w for w in word_ids], dtype=np.int64)
+    positions = np.flatnonzero(ids >= 0)
+    vectors = np.zeros((n_words, hidden.shape[-1]), dtype=np.float32)
+    if pooling == "first":
+        words, first = np.unique(ids[positions], return_index=True)
+        vectors[words] = hidden[positions[first]]
+        return vectors
+    # sub-tokens added in sentence order, as a loop would (the same float sums)
+    np.add.at(vectors, ids[positions], hidden[positions])
+    counts = np.bincount(ids[positions], minlength=n_words)
+    return (vectors / np.maximum(counts, 1)[:, None]).astype(np.float32)
 
 
 def word_embeddings(

@@ -211,7 +211,7 @@ def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) ->
             continue
         splits = eval_splits(bench, task)
         try:
-            score = file.score(main_score(bench, task), splits)
+            score = file.score(main_score(bench, task), splits, task.subset_weight_key)
         except ValueError as exc:
             result.skipped.append(f"{file.path}: {exc}")
             continue
@@ -225,7 +225,7 @@ def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) ->
         details = {}
         for key in DETAIL_KEYS[task.type]:
             try:
-                value = file.score(key, splits)
+                value = file.score(key, splits, task.subset_weight_key)
             except ValueError:
                 value = None
             if value is not None:

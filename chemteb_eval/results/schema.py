@@ -157,10 +157,15 @@ class ResultFile:
                 if isinstance(entry, dict) and isinstance(entry.get("main_score"), (int, float)):
                     yield split, str(entry.get("hf_subset", "default")), entry
 
-    def score(self, key: str, splits: Iterable[str]) -> float | None:
+    def score(self, key: str, splits: Iterable[str], weight_key: str | None = None) -> float | None:
         """The mean over ``splits`` of the mean over subsets of ``key``; ``None`` when a split
         or an entry lacks it; ``ValueError`` for a value that is not a score (see
-        ``SCORE_RANGE``)."""
+        ``SCORE_RANGE``).
+
+        ``weight_key`` names the entry key that weights the mean over subsets (a task's
+        ``subset_weight_key``: ``n_pairs`` makes a SemEval STS year's figure, the size-weighted
+        mean of its subsets' Pearson); ``None`` is MTEB's plain mean. An entry without a positive
+        whole-number weight gives ``None``."""
         per_split = []
         for split in splits:
             entries = self.scores.get(split)
@@ -169,8 +174,23 @@ class ResultFile:
             values = [_score(key, e[key]) for e in entries if isinstance(e, dict) and key in e]
             if len(values) != len(entries):
                 return None
-            per_split.append(float(np.mean(values)))  # mean over subsets
+            if weight_key is None:
+                per_split.append(float(np.mean(values)))  # mean over subsets
+                continue
+            weights = [_weight(e.get(weight_key)) for e in entries]
+            sizes = [w for w in weights if w is not None]
+            if len(sizes) != len(weights):
+                return None
+            per_split.append(float(np.average(np.asarray(values), weights=np.asarray(sizes))))
         return float(np.mean(per_split))  # mean over the splits
+
+
+def _weight(value: Any) -> float | None:
+    """A subset's size as a weight: a positive whole number below 2**53, else ``None``."""
+    number = real_number(value)
+    if number is None or number <= 0 or number != int(number) or number >= 2**53:
+        return None
+    return number
 
 
 ITEMS_SUFFIX = ".items.npz"

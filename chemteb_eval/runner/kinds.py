@@ -45,6 +45,9 @@ class ScoreContext:
     encoder: Encoder | None = None
     batch_size: int = 32
     progress: bool = False
+    # the F-beta's beta for the probes (classification adds fbeta keys; NER's overall_f1 is
+    # then the F-beta); None: F1 only, as the protocol reports
+    beta: float | None = None
 
 
 @dataclass(frozen=True)
@@ -57,13 +60,16 @@ class KindRun:
 
 def _probe_rows(data: ClassificationData) -> np.ndarray:
     """The training rows the probe's experiments use: only these need embedding (as in MTEB,
-    which encodes the union of the undersampled rows, not the whole training split)."""
-    defaults = protocol_defaults(scoring.score_classification)
+    which encodes the union of the undersampled rows, not the whole training split); all of
+    them for a task whose probe trains on the full split."""
+    options = {**protocol_defaults(scoring.score_classification), **data.probe}
+    if options.get("full_train"):
+        return np.arange(len(data.train_labels))
     picks = undersample_indices(
         np.asarray(data.train_labels),
-        defaults["n_experiments"],
-        defaults["samples_per_label"],
-        defaults["seed"],
+        options["n_experiments"],
+        options["samples_per_label"],
+        options["seed"],
     )
     return np.unique(np.concatenate(picks))
 
@@ -74,15 +80,21 @@ def _classification_texts(data: ClassificationData) -> Groups:
 
 
 def _classification_score(
-    data: ClassificationData, emb: Embeddings, _: ScoreContext
+    data: ClassificationData, emb: Embeddings, context: ScoreContext
 ) -> dict[str, Any]:
     # Rows no experiment draws are never read by the probe: zeros keep the row indices (and so
     # the seeded undersampling) of the full training split.
     train = np.zeros((len(data.train_texts), emb["train"].shape[1]), dtype=emb["train"].dtype)
     train[_probe_rows(data)] = emb["train"]
     return scoring.score_classification(
-        train, data.train_labels, emb["test"], data.test_labels, return_items=True
-    )
+        train,
+        data.train_labels,
+        emb["test"],
+        data.test_labels,
+        beta=context.beta,
+        return_items=True,
+        **data.probe,
+    ) | ({} if context.beta is None else {"beta": context.beta})
 
 
 def _clustering_score(data: ClusteringData, emb: Embeddings, _: ScoreContext) -> dict[str, Any]:
@@ -119,7 +131,10 @@ def _ner_score(data: NerData, _: Embeddings, context: ScoreContext) -> dict[str,
         )
         for tokens in (data.train_tokens, data.test_tokens)
     )
-    return score_ner_probe(train, data.train_tags, test, data.test_tags)
+    beta = 1.0 if context.beta is None else context.beta
+    out = score_ner_probe(train, data.train_tags, test, data.test_tags, beta=beta)
+    out["beta"] = beta  # overall_f1 and each type's f1 are this F-beta (seqeval's keys)
+    return out
 
 
 KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(

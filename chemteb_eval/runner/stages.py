@@ -26,12 +26,13 @@ from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.distributed import distributed_state
-from chemteb_eval.errors import ChemtebError, require_extras
+from chemteb_eval.errors import ChemtebError, MissingDataError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.base import Encoder
 from chemteb_eval.models.spec import parse_model_spec
 from chemteb_eval.results.io import model_dir, write_json_atomic
 from chemteb_eval.results.schema import ResultFile, items_path, write_items
+from chemteb_eval.scoring._validation import check_beta
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
 from chemteb_eval.tasks import main_score as benchmark_main_score
 
@@ -143,12 +144,43 @@ def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: 
     return todo
 
 
-def load(plan: Plan, todo: list[Task], report: RunReport, log: Log) -> dict[str, TaskData]:
+def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> dict[str, Path]:
+    """Check the user's copies of restricted sets (``builder="local"``) before anything loads:
+    every such task in the plan needs one (``MissingDataError`` saying where to obtain it and in
+    what format), and each path names a task of the plan (``ValueError``)."""
+    paths = {name: Path(path) for name, path in (data_paths or {}).items()}
+    local = {t.name: t for t in plan.tasks if t.builder == "local"}
+    stray = sorted(set(paths) - set(local))
+    if stray:
+        raise ValueError(
+            f"data_paths: {', '.join(stray)} is not a restricted task of this run; the run's "
+            f"restricted tasks: {', '.join(local) or 'none'}."
+        )
+    for name, task in local.items():
+        if name not in paths:
+            raise MissingDataError(
+                f"{name} is not redistributable, so it runs on a copy you hold: pass "
+                f"--data-path {name}=DIR. Obtain: {task.obtain}"
+            )
+        if not paths[name].is_dir():
+            raise MissingDataError(f"--data-path {name}={paths[name]}: not a folder.")
+    return paths
+
+
+def load(
+    plan: Plan,
+    todo: list[Task],
+    report: RunReport,
+    log: Log,
+    data_paths: Mapping[str, Path] | None = None,
+) -> dict[str, TaskData]:
     """Each task's data for the plan's splits; a task whose data fails is recorded, not fatal."""
     loaded: dict[str, TaskData] = {}
     for task in todo:
         try:
-            loaded[task.name] = load_task(task, splits=plan.splits(task))
+            loaded[task.name] = load_task(
+                task, splits=plan.splits(task), data_path=(data_paths or {}).get(task.name)
+            )
         except Exception as exc:  # one task's failure is recorded; the run goes on
             report.statuses[task.name] = "failed"
             report.errors[task.name] = f"{type(exc).__name__}: {exc}"
@@ -267,7 +299,7 @@ def _evaluate_all(
             log(f"[failed] {name}: {report.errors[name]}")
             continue
         try:  # the summary's number: the plan's main score, over the plan's splits
-            score = result.score(plan.main_score(task), plan.splits(task))
+            score = result.score(plan.main_score(task), plan.splits(task), task.subset_weight_key)
         except ValueError:
             score = None
         if score is not None:
@@ -358,6 +390,8 @@ def run(
     overwrite: bool = False,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
+    data_paths: Mapping[str, str | Path] | None = None,
+    beta: float | None = None,
     progress: bool = True,
     log: Log = print,
 ) -> RunReport:
@@ -378,6 +412,10 @@ def run(
         overwrite: rerun tasks whose result file exists.
         cache_dir: the embedding cache folder (default ``~/.cache/chemteb/embeddings``).
         use_cache: keep embeddings on disk and reuse them across runs.
+        data_paths: ``{task name: folder}``, the user's copies of restricted sets (Clinical
+            STS, CoNLL-2003, CHEMDNER), in the format each task's ``obtain`` names.
+        beta: the F-beta's beta for the classification and NER probes (classification adds
+            ``fbeta`` keys; NER's ``overall_f1`` becomes the F-beta); default F1 only.
         progress: show progress bars.
         log: where one-line messages go.
 
@@ -388,6 +426,9 @@ def run(
     plan = select(benchmark, tasks)
     # Every missing extra in one line, before a model or a dataset is touched.
     require_extras(requirements(model, plan.tasks))
+    paths = data_paths_for(plan, data_paths)
+    if beta is not None:
+        beta = check_beta(beta)
     cache_folder = _cache_folder(cache_dir) if use_cache else None
     options = {
         "device": device,
@@ -406,12 +447,12 @@ def run(
     main = state is None or bool(state.is_main_process)
     if main:
         write_json_atomic(out_dir / "model_meta.json", encoder.meta.to_dict())
-    loaded = load(plan, pending(plan, out_dir, overwrite, report, log), report, log)
+    loaded = load(plan, pending(plan, out_dir, overwrite, report, log), report, log, paths)
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     try:
         engine.prefetch(requests(encoder, {t.name: t for t in plan.tasks}, loaded))
         if main:
-            context = ScoreContext(encoder, batch_size, progress)
+            context = ScoreContext(encoder, batch_size, progress, beta)
             _evaluate_all(plan, loaded, engine, context, out_dir, report, log)
     finally:
         report.encoding = engine.stats.to_dict()
@@ -424,6 +465,7 @@ def run(
                 "precision": precision,
                 "device": device,
                 "backend": encoder.meta.framework,  # what ran (after any fallback)
+                "beta": beta,
                 "requested_backend": backend if isinstance(model, str) else None,
             }
             write_run_meta(out_dir, plan, report, settings)

@@ -16,9 +16,11 @@ MAIN_SCORES: Mapping[str, frozenset[str]] = MappingProxyType(
 )
 CATEGORIES = frozenset({"s2s", "s2p", "p2p"})
 # Local builders (``data/loader.py`` dispatches on them): the PipChem suite this project builds,
-# and the copies in ../shared/data.
-Builder = Literal["pipchem", "shared"]
-BUILDERS: tuple[Builder, ...] = ("pipchem", "shared")
+# the copies in ../shared/data, and restricted sets a user holds (``--data-path``).
+Builder = Literal["pipchem", "shared", "local"]
+BUILDERS: tuple[Builder, ...] = ("pipchem", "shared", "local")
+# The probe options a classification task's record may set (``score_classification``'s).
+PROBE_OPTIONS = frozenset({"full_train", "n_experiments", "samples_per_label", "max_iter"})
 _REVISION = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -52,7 +54,17 @@ class Task:
         aliases: other names results of this task were recorded under.
         known_revisions: other revisions results of this task were made at (recognised, but
             reported as a mismatch).
-        builder: the name of the local builder for datasets this project makes.
+        builder: how the data is made locally: ``pipchem`` (built from pip-installed
+            packages), ``shared`` (read from ../shared/data), ``local`` (a restricted set the
+            user brings with ``--data-path``).
+        subset_weight_key: the result-entry key that weights the mean over subsets
+            (``n_pairs``: a SemEval STS year's official figure, the pair-weighted mean of its
+            subsets' Pearson); ``None``: MTEB's plain mean over subsets.
+        probe: keyword arguments of the type's scoring function that this task's protocol
+            sets (as MTEB's per-task ``n_experiments``/``samples_per_label``): document
+            classification trains on the whole training split, ``{"full_train": True}``.
+        obtain: for a ``local`` task, where to get the data and the format ``--data-path``
+            expects (shown when it is missing).
         description: one line on what the task measures.
         collection: the registry the record belongs to (``release``, ``mteb``, ``pipchem``):
             MTEB and the release both have, e.g., a ``ChemNQRetrieval``, at other revisions.
@@ -82,27 +94,16 @@ class Task:
     known_revisions: tuple[str, ...] = ()
     builder: Builder | None = None
     description: str = ""
+    subset_weight_key: str | None = None
+    probe: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    obtain: str = ""
 
     def __post_init__(self) -> None:
         if not self.name or not re.match(r"^[A-Za-z0-9_.()\-]+$", self.name):
             raise ValueError(f"name: {self.name!r} is not a valid task name.")
         if self.type not in TASK_TYPES:
             raise ValueError(f"type: {self.type!r} for task {self.name}; use one of {TASK_TYPES}.")
-        if self.builder is not None and self.builder not in BUILDERS:
-            raise ValueError(
-                f"builder: {self.builder!r} for task {self.name}; use one of {BUILDERS}."
-            )
-        if self.hf_path is None and self.builder is None:
-            raise ValueError(f"hf_path: task {self.name} needs a Hub id or a local builder.")
-        if self.revision is not None and not _REVISION.match(self.revision):
-            raise ValueError(
-                f"revision: {self.revision!r} of task {self.name} is not a 40-hex commit."
-            )
-        for rev in self.known_revisions:
-            if not _REVISION.match(rev):
-                raise ValueError(
-                    f"known_revisions: {rev!r} of task {self.name} is not a 40-hex commit."
-                )
+        self._check_source()
         if not self.eval_splits:
             raise ValueError(f"eval_splits: task {self.name} has none.")
         if self.main_score not in MAIN_SCORES[self.type]:
@@ -118,17 +119,44 @@ class Task:
             raise ValueError(f"train_split: {self.type} task {self.name} needs one (the probe's).")
         if self.subsample is not None and self.subsample < 1:
             raise ValueError(f"subsample: must be positive, got {self.subsample}.")
+        if self.probe and (self.type != "Classification" or set(self.probe) - PROBE_OPTIONS):
+            raise ValueError(
+                f"probe: {sorted(self.probe)} of task {self.name}; only Classification tasks "
+                f"set probe options, from {sorted(PROBE_OPTIONS)}."
+            )
         unknown = set(self.subset_columns) - set(self.subsets)
         if unknown:
             raise ValueError(f"subset_columns: {sorted(unknown)} are not subsets of {self.name}.")
         # Freeze the mappings so that a record cannot be changed after the fact.
         object.__setattr__(self, "columns", _frozen_map(self.columns))
         object.__setattr__(self, "split_sizes", _frozen_map(self.split_sizes))
+        object.__setattr__(self, "probe", MappingProxyType(dict(self.probe)))
         object.__setattr__(
             self,
             "subset_columns",
             MappingProxyType({k: _frozen_map(v) for k, v in self.subset_columns.items()}),
         )
+
+    def _check_source(self) -> None:
+        """Where the data comes from: a Hub id at a 40-hex revision, or a local builder (a
+        restricted set saying where to obtain it)."""
+        if self.builder is not None and self.builder not in BUILDERS:
+            raise ValueError(
+                f"builder: {self.builder!r} for task {self.name}; use one of {BUILDERS}."
+            )
+        if self.hf_path is None and self.builder is None:
+            raise ValueError(f"hf_path: task {self.name} needs a Hub id or a local builder.")
+        if self.builder == "local" and not self.obtain:
+            raise ValueError(f"obtain: local task {self.name} must say where to get its data.")
+        if self.revision is not None and not _REVISION.match(self.revision):
+            raise ValueError(
+                f"revision: {self.revision!r} of task {self.name} is not a 40-hex commit."
+            )
+        for rev in self.known_revisions:
+            if not _REVISION.match(rev):
+                raise ValueError(
+                    f"known_revisions: {rev!r} of task {self.name} is not a 40-hex commit."
+                )
 
     def columns_for(self, subset: str) -> Mapping[str, str]:
         """The renames for one subset: the task's, overridden by the subset's own."""
@@ -172,6 +200,9 @@ class Task:
             "builder": self.builder,
             "description": self.description,
             "collection": self.collection,
+            "subset_weight_key": self.subset_weight_key,
+            "probe": dict(self.probe),
+            "obtain": self.obtain,
         }
 
 

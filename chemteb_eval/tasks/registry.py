@@ -10,7 +10,7 @@ from .chemteb import CHEMTEB_V1_TASK_NAMES, MTEB_TASKS, PAPER_TASK_NAMES, RELEAS
 from .kinds import KINDS, TASK_TYPES
 from .pipchem import PIPCHEM_TASKS
 from .records import Aggregation, Benchmark, Task
-from .scitext import SCITEXT_TASKS
+from .scitext import SCIEMBED_TASKS, SCITEXT_TASKS
 
 COLLECTIONS: Mapping[str, tuple[Task, ...]] = MappingProxyType(
     {
@@ -80,6 +80,21 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
             description="Scientific-text embedding checks that run offline on ../shared/data: "
             "STS benchmark (Spearman) and BC5CDR chemical NER (probe F1). BIOSSES is registered "
             "but unpinned.",
+        ),
+        "SciEmbed": Benchmark(
+            name="SciEmbed",
+            collection="scitext",
+            tasks=SCIEMBED_TASKS,
+            aggregation=Aggregation("mean"),
+            description="The scientific-embedding study's design (Ahmed et al. 2025) on the sets "
+            "that run offline from ../shared/data: word similarity (UMNSRS x4) and sentence "
+            "similarity (SemEval STS 2012-2016, STS benchmark) by Pearson (Spearman beside "
+            "it), NER (SciERC, BC5CDR) by entity F1, document classification (Reuters-12) by "
+            "macro F1. The restricted sets (ClinicalSTS2018/2019, CoNLL2003NER, CHEMDNERNER) "
+            "run with -t and --data-path; BioChem-8 could not be identified.",
+            # the study's primary similarity metric is Pearson, also for the STS benchmark
+            main_scores={"STSBenchmark": "cosine_pearson"},
+            reference="https://arxiv.org/abs/2510.06244",
         ),
     }
 )
