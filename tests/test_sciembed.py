@@ -449,3 +449,55 @@ def test_rank_and_the_space_show_sciembed(
     assert "test/hashing-trigrams" in Path(out[3]).read_text()
     _, info, _, csv_path = app.view_task(state, "SciEmbed", "all", [], [], "", "SemEvalSTS2016")
     assert "cosine_pearson" in info and "hashing-trigrams" in Path(csv_path).read_text()
+
+
+# -- coverage: what a word model could not embed is counted, never dropped ---------------------
+
+
+class _Blind(HashingEncoder):
+    """No vector (a NaN row) for any text containing one of ``unknown``, as a word model."""
+
+    def __init__(self, *unknown: str) -> None:
+        super().__init__()
+        self.unknown = unknown
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
+        out = np.asarray(super().encode(texts, prompt=prompt, batch_size=batch_size))
+        out[[any(u in t for u in self.unknown) for t in texts]] = np.nan
+        return out
+
+
+def test_documents_without_a_vector_are_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _reuters_copy(tmp_path, monkeypatch)
+    report = run(
+        _Blind("oil"),
+        tasks=[get_task("Reuters12Classification")],
+        output_dir=tmp_path / "out",
+        use_cache=False,
+        progress=False,
+        log=lambda _: None,
+    )
+    assert report.statuses == {"Reuters12Classification": "done"}, report.errors
+    path = report.results_dir / "Reuters12Classification.json"
+    entry = json.loads(path.read_text())["scores"]["test"][0]
+    # 4 of 12 training and 2 of 6 test documents are "crude" (oil barrel ...)
+    assert entry["n_missing"] == 6 and entry["coverage"] == pytest.approx(1 - 6 / 18)
+
+
+def test_words_without_a_vector_are_counted(tmp_path: Path) -> None:
+    folder = _conll(tmp_path, TRAIN, TEST)
+    report = run(
+        _Blind("Japan", "Syria"),
+        tasks=[get_task("CoNLL2003NER")],
+        output_dir=tmp_path / "out",
+        data_paths={"CoNLL2003NER": folder},
+        use_cache=False,
+        progress=False,
+        log=lambda _: None,
+    )
+    assert report.statuses == {"CoNLL2003NER": "done"}, report.errors
+    entry = json.loads((report.results_dir / "CoNLL2003NER.json").read_text())["scores"]["test"]
+    # 8 training and 5 test words; Japan and Syria have no vector
+    assert entry[0]["n_missing"] == 2 and entry[0]["coverage"] == pytest.approx(11 / 13)

@@ -97,6 +97,7 @@ def test_a_run_scores_pearson_with_coverage(
     scores = result["scores"]["test"][0]
     assert scores["main_score"] == scores["cosine_pearson"]
     assert scores["coverage"] == 1.0 and -1 <= scores["cosine_spearman"] <= 1
+    assert scores["repeated_pairs"] == 0 and scores["oov_policy"] == "zero"
 
 
 def test_the_real_sets(shared_dir: Path) -> None:

@@ -29,7 +29,7 @@ from .types import (
     TaskData,
 )
 
-__all__ = ["load_task", "stratified_subsample"]
+__all__ = ["load_task", "stratified_subsample", "user_copy"]
 
 # Canonical column -> names it goes by in the wild (MTEB v1/v2 and the BASF-AI datasets).
 _ALIASES: Mapping[str, tuple[str, ...]] = {
@@ -337,18 +337,25 @@ def _shared_copy(task: Task, splits: tuple[str, ...]) -> TaskData:
     return out
 
 
-def _local_copy(task: Task, splits: tuple[str, ...], data_path: str | Path | None) -> TaskData:
-    from .shared_sets import LOCAL_READERS
-
+def user_copy(task: Task, data_path: str | Path | None) -> Path:
+    """The folder of the user's copy of a restricted set (``builder="local"``), checked; else
+    ``MissingDataError`` saying where to obtain it and in what format."""
     if data_path is None:
         raise MissingDataError(
             f"{task.name} is not redistributable, so it runs on a copy you hold: pass "
             f"--data-path {task.name}=DIR (Python: data_paths={{{task.name!r}: DIR}}). "
             f"Obtain: {task.obtain}"
         )
-    folder = Path(data_path)
+    folder = Path(data_path).expanduser()
     if not folder.is_dir():
-        raise MissingDataError(f"data_path: {folder} (for {task.name}) is not a folder.")
+        raise MissingDataError(f"--data-path {task.name}={data_path}: not a folder.")
+    return folder
+
+
+def _local_copy(task: Task, splits: tuple[str, ...], data_path: str | Path | None) -> TaskData:
+    from .shared_sets import LOCAL_READERS
+
+    folder = user_copy(task, data_path)
     if task.name not in LOCAL_READERS:
         raise ValueError(f"task: {task.name} has no reader of a user's copy.")
     return {"default": {split: LOCAL_READERS[task.name](folder, split) for split in splits}}

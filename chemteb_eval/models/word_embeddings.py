@@ -32,11 +32,28 @@ def _contextual(
     from tqdm.auto import tqdm
 
     device = next(model.parameters()).device
-    out: list[NDArray[np.float32]] = []
+    out: list[NDArray[np.float32]] = [np.zeros((0, 0), np.float32)] * len(sentences)
+    # Sentences in order of their sub-token count, so that a batch pads to a similar length:
+    # BC5CDR's 4,560 training sentences run 26 words on average and up to 150.
+    lengths = (
+        [
+            len(ids)
+            for ids in tokenizer(
+                [list(s) for s in sentences],
+                is_split_into_words=True,
+                truncation=True,
+                max_length=max_length,
+            )["input_ids"]
+        ]
+        if sentences
+        else []
+    )
+    order = np.argsort(np.asarray(lengths, dtype=np.int64), kind="stable")
     bar = tqdm(total=len(sentences), desc="word embeddings", unit="sent", disable=not progress)
     with torch.inference_mode(), bar:
         for start in range(0, len(sentences), batch_size):
-            batch = [list(s) for s in sentences[start : start + batch_size]]
+            rows = order[start : start + batch_size]
+            batch = [list(sentences[i]) for i in rows]
             enc = tokenizer(
                 batch,
                 is_split_into_words=True,
@@ -47,8 +64,8 @@ def _contextual(
             )
             hidden = model(**{k: v.to(device) for k, v in enc.items()}).last_hidden_state
             hidden = hidden.float().cpu().numpy()
-            for row, words in enumerate(batch):
-                out.append(_pool_words(hidden[row], enc.word_ids(row), len(words), pooling))
+            for row, (index, words) in enumerate(zip(rows, batch, strict=True)):
+                out[index] = _pool_words(hidden[row], enc.word_ids(row), len(words), pooling)
             bar.update(len(batch))
     return out
 

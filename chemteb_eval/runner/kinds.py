@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from chemteb_eval import scoring
+from chemteb_eval.data.shared_sets import repeated_pairs
 from chemteb_eval.data.types import (
     ClassificationData,
     ClusteringData,
@@ -82,19 +83,32 @@ def _classification_texts(data: ClassificationData) -> Groups:
 def _classification_score(
     data: ClassificationData, emb: Embeddings, context: ScoreContext
 ) -> dict[str, Any]:
+    # A text without a vector (a word model that knows none of its words: NaN row) carries no
+    # information: it is a zero row, and n_missing / coverage say how many there were.
+    used, test = (
+        np.where(np.isnan(emb[g]), 0.0, emb[g]).astype(emb[g].dtype) for g in ("train", "test")
+    )
+    n_missing = int(
+        np.isnan(emb["train"]).any(axis=1).sum() + np.isnan(emb["test"]).any(axis=1).sum()
+    )
     # Rows no experiment draws are never read by the probe: zeros keep the row indices (and so
     # the seeded undersampling) of the full training split.
-    train = np.zeros((len(data.train_texts), emb["train"].shape[1]), dtype=emb["train"].dtype)
-    train[_probe_rows(data)] = emb["train"]
-    return scoring.score_classification(
+    train = np.zeros((len(data.train_texts), used.shape[1]), dtype=used.dtype)
+    train[_probe_rows(data)] = used
+    out = scoring.score_classification(
         train,
         data.train_labels,
-        emb["test"],
+        test,
         data.test_labels,
         beta=context.beta,
         return_items=True,
         **data.probe,
-    ) | ({} if context.beta is None else {"beta": context.beta})
+    )
+    out["n_missing"] = n_missing
+    out["coverage"] = 1 - n_missing / (len(used) + len(test))
+    if context.beta is not None:
+        out["beta"] = context.beta
+    return out
 
 
 def _clustering_score(data: ClusteringData, emb: Embeddings, _: ScoreContext) -> dict[str, Any]:
@@ -120,6 +134,13 @@ def _sts_score(data: StsData | WordPairData, emb: Embeddings, _: ScoreContext) -
     return score_sts(data.scores, emb["s1"], emb["s2"], oov_policy="zero", return_items=True)
 
 
+def _word_pair_score(data: WordPairData, emb: Embeddings, context: ScoreContext) -> dict[str, Any]:
+    out = _sts_score(data, emb, context)
+    # pairs a release rates twice (UMNSRS: 14, 12, 5, 3) are kept, and counted here
+    out["repeated_pairs"] = repeated_pairs(data)
+    return out
+
+
 def _ner_score(data: NerData, _: Embeddings, context: ScoreContext) -> dict[str, Any]:
     from chemteb_eval.models.word_embeddings import word_embeddings
 
@@ -134,6 +155,13 @@ def _ner_score(data: NerData, _: Embeddings, context: ScoreContext) -> dict[str,
     beta = 1.0 if context.beta is None else context.beta
     out = score_ner_probe(train, data.train_tags, test, data.test_tags, beta=beta)
     out["beta"] = beta  # overall_f1 and each type's f1 are this F-beta (seqeval's keys)
+    # A word without a vector (out of a word model's vocabulary, or cut off by a contextual
+    # model's truncation) is a zero row; coverage is the share of words with one.
+    rows = [sentence for sentence in (*train, *test) if len(sentence)]
+    n_words = sum(len(sentence) for sentence in rows)
+    n_missing = sum(int((~sentence.any(axis=1)).sum()) for sentence in rows)
+    out["n_missing"] = n_missing
+    out["coverage"] = 1 - n_missing / n_words if n_words else 1.0
     return out
 
 
@@ -165,7 +193,7 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
         ),
         "STS": KindRun(_pairs, _sts_score),
         "WordSimilarity": KindRun(
-            lambda d: {"s1": (d.terms1, None), "s2": (d.terms2, None)}, _sts_score
+            lambda d: {"s1": (d.terms1, None), "s2": (d.terms2, None)}, _word_pair_score
         ),
         # words in context: embedded by the probe, not through the text cache
         "NER": KindRun(lambda d: {}, _ner_score),

@@ -21,12 +21,13 @@ from typing import Any
 
 from chemteb_eval import __version__
 from chemteb_eval.data import cache_root, load_task
+from chemteb_eval.data.loader import user_copy
 from chemteb_eval.data.pipchem import PIPCHEM_NEEDS
 from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.distributed import distributed_state
-from chemteb_eval.errors import ChemtebError, MissingDataError, require_extras
+from chemteb_eval.errors import ChemtebError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.base import Encoder
 from chemteb_eval.models.spec import parse_model_spec
@@ -148,7 +149,7 @@ def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> d
     """Check the user's copies of restricted sets (``builder="local"``) before anything loads:
     every such task in the plan needs one (``MissingDataError`` saying where to obtain it and in
     what format), and each path names a task of the plan (``ValueError``)."""
-    paths = {name: Path(path) for name, path in (data_paths or {}).items()}
+    paths = dict(data_paths or {})
     local = {t.name: t for t in plan.tasks if t.builder == "local"}
     stray = sorted(set(paths) - set(local))
     if stray:
@@ -156,15 +157,7 @@ def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> d
             f"data_paths: {', '.join(stray)} is not a restricted task of this run; the run's "
             f"restricted tasks: {', '.join(local) or 'none'}."
         )
-    for name, task in local.items():
-        if name not in paths:
-            raise MissingDataError(
-                f"{name} is not redistributable, so it runs on a copy you hold: pass "
-                f"--data-path {name}=DIR. Obtain: {task.obtain}"
-            )
-        if not paths[name].is_dir():
-            raise MissingDataError(f"--data-path {name}={paths[name]}: not a folder.")
-    return paths
+    return {name: user_copy(task, paths.get(name)) for name, task in local.items()}
 
 
 def load(

@@ -7,10 +7,12 @@ are decoded by ``score_ner`` (conlleval chunking by default).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from .ner import score_ner
@@ -80,7 +82,11 @@ def score_ner_probe(
             f"test_embeddings: dimension {x_test.shape[1]}, training has {x_train.shape[1]}."
         )
     probe = LogisticRegression(max_iter=max_iter, C=C, random_state=seed)
-    probe.fit(x_train, y_train)
+    with warnings.catch_warnings():
+        # max_iter is the protocol: on word vectors with large, unscaled values (Word2Vec,
+        # FastText) lbfgs stops there before converging, which is expected, not an error.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        probe.fit(x_train, y_train)
     flat = list(probe.predict(x_test)) if len(x_test) else []
     predicted, pos = [], 0
     for sent in test_tags:

@@ -145,7 +145,14 @@ _KINDS = (
         hf_task="token-classification",
         main_scores=frozenset({"overall_f1", "overall_precision", "overall_recall"}),
         paper_metric=None,
-        detail_keys=("overall_f1", "overall_precision", "overall_recall", "overall_accuracy"),
+        # coverage: the share of words with a vector (a word model's vocabulary), never ranked
+        detail_keys=(
+            "overall_f1",
+            "overall_precision",
+            "overall_recall",
+            "overall_accuracy",
+            "coverage",
+        ),
         data_class="NerData",
         chemteb=False,
     ),
