@@ -501,3 +501,29 @@ def test_words_without_a_vector_are_counted(tmp_path: Path) -> None:
     entry = json.loads((report.results_dir / "CoNLL2003NER.json").read_text())["scores"]["test"]
     # 8 training and 5 test words; Japan and Syria have no vector
     assert entry[0]["n_missing"] == 2 and entry[0]["coverage"] == pytest.approx(11 / 13)
+
+
+def test_a_word_model_run_records_coverage_even_when_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("gensim", reason="word vectors need the static extra")
+    from gensim.models import KeyedVectors
+
+    from chemteb_eval.models.static import WordVectorEncoder
+
+    _reuters_copy(tmp_path, monkeypatch)
+    words = "profit dividend quarter merger stake buy oil barrel train test".split()
+    vectors = KeyedVectors(vector_size=8)
+    vectors.add_vectors(words, np.random.default_rng(0).normal(size=(len(words), 8)))
+    report = run(
+        WordVectorEncoder(vectors, name="tiny-w2v", source="test"),
+        tasks=[get_task("Reuters12Classification")],
+        output_dir=tmp_path / "out",
+        use_cache=False,
+        progress=False,
+        log=lambda _: None,
+    )
+    assert report.statuses == {"Reuters12Classification": "done"}, report.errors
+    path = report.results_dir / "Reuters12Classification.json"
+    entry = json.loads(path.read_text())["scores"]["test"][0]
+    assert entry["n_missing"] == 0 and entry["coverage"] == 1.0

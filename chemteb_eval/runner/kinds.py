@@ -104,8 +104,11 @@ def _classification_score(
         return_items=True,
         **data.probe,
     )
-    out["n_missing"] = n_missing
-    out["coverage"] = 1 - n_missing / (len(used) + len(test))
+    # Recorded for word-vector models (those that count out-of-vocabulary words: ``stats``) and
+    # whenever a text had no vector; other runs keep MTEB's keys exactly.
+    if n_missing or hasattr(context.encoder, "stats"):
+        out["n_missing"] = n_missing
+        out["coverage"] = 1 - n_missing / (len(used) + len(test))
     if context.beta is not None:
         out["beta"] = context.beta
     return out
