@@ -51,15 +51,24 @@ class Extraction:
 _OPEN = r"(?:\[(?:ANSWER|ANS)\]|<(?:ANSWER|ANS)>)"
 _CLOSE = r"(?:\[/?(?:ANSWER|ANS)\]|</?(?:ANSWER|ANS)>)"
 _TAGGED = re.compile(rf"{_OPEN}(.*?){_CLOSE}", re.IGNORECASE | re.DOTALL)
+# An explicit closer ([/ANSWER], </ANS>) with the nearest opener before it: the body holds no
+# other opener, so "[ANSWER]  The correct answer is [ANSWER]C[/ANSWER]" reads C.
+_CLOSED = re.compile(
+    rf"{_OPEN}((?:(?!{_OPEN}).)*?)(?:\[/(?:ANSWER|ANS)\]|</(?:ANSWER|ANS)>)",
+    re.IGNORECASE | re.DOTALL,
+)
 _OPEN_ONLY = re.compile(rf"{_OPEN}([^\n\[<]*)", re.IGNORECASE)
 
 
 def find_tagged(text: str) -> list[str]:
-    """The bodies of all answer tags, in order. An opening tag that is never closed counts up
-    to the end of its line (``[ANSWER] B`` at the end of a reply)."""
-    bodies = [m.group(1) for m in _TAGGED.finditer(text)]
-    if bodies:
-        return bodies
+    """The bodies of all answer tags, in order. Explicitly closed tags (``[/ANSWER]``) come
+    first, each with the opener nearest before its closer (an unclosed opener before them is
+    left out); else tags closed by a second opener (``[ANSWER]B[ANSWER]``); else an opening tag
+    that is never closed, up to the end of its line (``[ANSWER] B`` at the end of a reply)."""
+    for pattern in (_CLOSED, _TAGGED):
+        bodies = [m.group(1) for m in pattern.finditer(text)]
+        if bodies:
+            return bodies
     return [m.group(1) for m in _OPEN_ONLY.finditer(text)]
 
 
@@ -77,6 +86,8 @@ def _clean(text: str) -> str:
     Unicode minus signs and spaces."""
     text = text.replace("\u2212", "-").replace("\u2012", "-").replace("\u2013", "-")
     text = text.replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+    # a JSON escape left undecoded in a reply: "5.3 \\u00d7 10^2"
+    text = text.replace("\\u00d7", "\u00d7").replace("\\u2212", "-")
     for _ in range(3):  # nested wrappers, e.g. \boxed{\text{B}}
         text = _LATEX_UNWRAP.sub(r"\1", text)
     text = _FRAC.sub(r"\1/\2", text)
@@ -89,6 +100,8 @@ def _clean(text: str) -> str:
 
 # -- option letters --------------------------------------------------------------------------
 
+# A capital letter standing alone ("or B", "(C)", "A,"), not inside a word or formula.
+_LONE_LETTER = re.compile(r"(?<![\w\[(=#@+\-/\\])\(?[A-Z][).]?(?![\w\]=#@+\-(/\\])")
 _LETTER_SEPARATORS = re.compile(r"\s*(?:,|;|/|&|\+|\band\b|\s)\s*", re.IGNORECASE)
 _LETTER_TOKEN = re.compile(r"^\(?([A-Za-z])[).:]?$")
 _OPTION_WORDS = re.compile(
@@ -132,11 +145,16 @@ def parse_letters(body: str, options: Sequence[str]) -> tuple[tuple[str, ...] | 
     key = " ".join(text.lower().split())
     if key in lowered:  # the option's own text
         return (lowered[key],), ""
-    # "A. doubled" / "A) doubled": one letter followed by its own option text.
-    m = re.match(r"^\(?([A-Za-z])[).:]\s+(.+)$", text, re.DOTALL)
+    # "A. doubled" / "A) doubled": one letter followed by its own option text; or by any text
+    # that names no other letter ("E, ICP-OES", "C. CC(N)=O, SC1=CC=C(...)C=C1": the option's
+    # content, full of capitals but never a lone letter).
+    m = re.match(r"^\(?([A-Za-z])(?:[).:,]|\s+-)\s+(.+)$", text, re.DOTALL)
     if m and m.group(1).upper() in letters:
         rest = " ".join(m.group(2).strip().strip(".").lower().split())
         if rest == " ".join(options[letters.index(m.group(1).upper())].lower().split()):
+            return (m.group(1).upper(),), ""
+        words = re.findall(r"[A-Za-z]+", m.group(2))
+        if any(len(w) > 1 for w in words) and not _LONE_LETTER.search(m.group(2)):
             return (m.group(1).upper(),), ""
     return None, problem or "no option letter"
 
@@ -149,6 +167,11 @@ _MCQ_PHRASE = re.compile(
     r"((?:\(?[A-Za-z][).]?)(?:\s*(?:,|;|&|and|\s)\s*\(?[A-Za-z][).]?)*)"
     r"\s*(?=$|[.\n!;]|\s+(?:because|since|as)\b)",
     re.IGNORECASE | re.MULTILINE,
+)
+# "I think A is right", "I believe (C) is the correct answer": one capital letter, judged.
+_JUDGED = re.compile(
+    r"\bI\s+(?:think|believe)\s+(?:that\s+)?(?:option\s+|choice\s+)?\(?([A-Z])\)?\s+(?:is|would\s+be)"
+    r"\s+(?:right|correct|the\s+(?:right|correct|best)\s+(?:answer|option|choice))\b"
 )
 # A completion that starts with its answer (completion prompts end with "Answer:"): " B",
 # "B, C", "B.", "(B)" — letters followed by the end, a new line, or ".", ")" then a space.
@@ -213,7 +236,8 @@ def _leading_letters(text: str, options: Sequence[str]) -> Extraction | None:
     # (20,000 blank lines took 10-20 s).
     if len(re.findall(r"^[ \t]*\(?[A-Za-z][.)]\s", cleaned, re.MULTILINE)) >= 2:
         return None  # a walk through the options ("A. wrong ... B. right"), not an answer
-    m = _LEADING_LETTERS.match(cleaned)
+    # "1. A", "1. A, B": the question's number, then the answer (completion prompts)
+    m = _LEADING_LETTERS.match(re.sub(r"^\s*\d+[.)]\s+(?=\(?[A-Za-z]\b)", "", cleaned, count=1))
     if m:
         value, _ = parse_letters(m.group(1), options)
         if value is not None:
@@ -234,7 +258,14 @@ def _untagged_letters(text: str, options: Sequence[str]) -> Extraction | None:
         value, _ = parse_letters(m.group(1), options)
         if value is not None:
             return Extraction(value, "untagged", raw=m.group(0).strip())
+    judged = {m.group(1) for m in _JUDGED.finditer(cleaned)}
+    if len(judged) == 1 and (letter := judged.pop()) in _letters(options):
+        return Extraction((letter,), "untagged", raw=letter)
     return None
+
+
+def _letters(options: Sequence[str]) -> list[str]:
+    return [chr(65 + i) for i in range(len(options))]
 
 
 # -- numbers ---------------------------------------------------------------------------------
@@ -245,7 +276,13 @@ _UNITS = [
     "nineteen",
 ]  # fmt: skip
 _TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9}
+_SCALES = {
+    "hundred": 100,
+    "thousand": 10**3,
+    "million": 10**6,
+    "billion": 10**9,
+    "trillion": 10**12,
+}
 _NUMBER_WORD = "|".join([*_UNITS, *_TENS, *_SCALES])
 # Whole words only: "none", "often", "fourteen" are not "one", "ten", "four".
 _WORDS = re.compile(
@@ -291,11 +328,12 @@ def word_number(phrase: str) -> int | None:
 
 
 _MANTISSA = re.compile(
-    r"(?<![\w.^/])(?P<sign>[+-]?)\s?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|\d+(?:\.\d*)?|\.\d+)"
+    # not after a letter and a sign: "e-10" (no mantissa) and "cm-1" (a unit) are not numbers
+    r"(?<![\w.^/])(?<![A-Za-z][+-])(?P<sign>[+-]?)\s?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|\d+(?:\.\d*)?|\.\d+)"
 )
 _EXPONENT = re.compile(
     r"\s*(?:"
-    r"[eE]\s?(?P<e>[+-]?\d+)"  # 4.67e5, 4.67E-5
+    r"(?:[eE]|exp)\s?(?P<e>[+-]?\d+)"  # 4.67e5, 4.67E-5, 1exp10
     r"|(?:\u00d7|x|X|\*|\\times|\u00b7|\\cdot)\s*10\s*(?:"
     r"\^\s*\{?\s*\(?\s*(?P<p>[+-]?\d+)\s*\)?\s*\}?"  # x 10^2, \times 10^{-3}, * 10^(-3)
     r"|\*\*\s*\(?(?P<q>[+-]?\d+)\)?"  # * 10**-3
@@ -340,16 +378,13 @@ def _numbers(text: str) -> list[_Found]:
         end = mant.end()
         exp_match = _EXPONENT.match(text, end)
         if exp_match:
-            exp = (
-                exp_match.group("e")
-                or exp_match.group("p")
-                or exp_match.group("q")
-                or exp_match.group("d")
-            )
-            if exp is None:
-                exp = exp_match.group("s").translate(_SUPERSCRIPTS)
-            number *= float(f"1e{exp}")
-            end = exp_match.end()
+            # at most two factors: "3.27e-22*10^{10}" is 3.27e-12
+            for _ in range(2):
+                if exp_match is None:
+                    break
+                number *= float(f"1e{_exponent(exp_match)}")
+                end = exp_match.end()
+                exp_match = _EXPONENT.match(text, end)
         else:
             frac = _FRACTION_TAIL.match(text, end)
             if frac and float(frac.group("den")) != 0:
@@ -358,6 +393,11 @@ def _numbers(text: str) -> list[_Found]:
         if math.isfinite(number):  # out-of-range numbers ("1e400", 400 nines) are not answers
             found.append(_Found(number, mant.start(), end))
         pos = end
+
+
+def _exponent(found: re.Match[str]) -> str:
+    exp = found.group("e") or found.group("p") or found.group("q") or found.group("d")
+    return exp if exp is not None else found.group("s").translate(_SUPERSCRIPTS)
 
 
 def parse_number(body: str) -> tuple[float | None, str]:
@@ -428,6 +468,12 @@ _NUMBER_PHRASE = re.compile(
 )
 
 
+_TRAILING_VALUE = re.compile(
+    r"\b(?:is|are|was|equals|of)\s+([+-]?(?:\d|\.\d)[^\s]*(?:\s+[^\s\d]{1,12})?)\s*\.?\s*$",
+    re.IGNORECASE,
+)
+
+
 def extract_number(
     text: str,
     *,
@@ -469,6 +515,12 @@ def extract_number(
         value, _ = parse_number(sentence)
         if value is not None:
             return Extraction(value, "untagged", raw=m.group(0).strip())
+    # A completion that ends with its value: "The oxidation state of Fe in Fe2(SO4)3 is +3."
+    tail = _TRAILING_VALUE.search(_clean(rest))
+    if tail is not None:
+        value, _ = parse_number(tail.group(1))
+        if value is not None:
+            return Extraction(value, "untagged", raw=tail.group(0).strip())
     if llm_extractor is not None:
         answer = llm_extractor(text)
         if answer:
