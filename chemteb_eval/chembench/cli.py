@@ -9,6 +9,7 @@ from typing import Any
 from .refusal import DEFAULT_REFUSAL_MODEL
 
 Subparsers = Any  # argparse's _SubParsersAction
+_CONFIDENCE_HELP = "also ask for a 1-5 confidence after the answer (instruction mode)"
 
 
 def add_chembench(sub: Subparsers) -> None:
@@ -38,6 +39,7 @@ def _add_prompts(steps: Subparsers) -> None:
     prompts.add_argument(
         "--keep-wrappers", action="store_true", help="keep \\ce{}, $..$, SMILES tags"
     )
+    prompts.add_argument("--confidence", action="store_true", help=_CONFIDENCE_HELP)
     prompts.set_defaults(func=_cmd_chembench_prompts)
 
 
@@ -51,6 +53,19 @@ def _add_generate(steps: Subparsers) -> None:
     gen.add_argument("--max-tokens", type=int, default=512)
     gen.add_argument("--temperature", type=float, default=0.0)
     gen.add_argument("--batch-size", type=int, default=8)
+    gen.add_argument("--confidence", action="store_true", help=_CONFIDENCE_HELP)
+    gen.add_argument(
+        "--max-retries",
+        type=int,
+        default=0,
+        help="ask a refused question again, up to N more times (every attempt is kept)",
+    )
+    gen.add_argument(
+        "--refusal-classifier",
+        nargs="?",
+        const=DEFAULT_REFUSAL_MODEL,
+        help="with --max-retries: judge refusals with a classifier model too",
+    )
     gen.add_argument("--quiet", action="store_true")
     gen.set_defaults(func=_cmd_chembench_generate)
 
@@ -71,6 +86,18 @@ def _add_score(steps: Subparsers) -> None:
     score.add_argument(
         "--only-answered", action="store_true", help="score only questions with a completion"
     )
+    score.add_argument(
+        "--confidence",
+        action="store_true",
+        help="read each completion's 1-5 confidence and report calibration",
+    )
+    score.add_argument(
+        "--extractor",
+        metavar="MODEL",
+        help="ask MODEL (openai:M or transformers:ID; e.g. the model under test) to restate "
+        "answers no rule reads; counted as n_llm_extracted",
+    )
+    score.add_argument("--api-base", help="with --extractor openai:M: the API root")
     score.set_defaults(func=_cmd_chembench_score)
 
 
@@ -96,6 +123,7 @@ def _cmd_chembench_prompts(args: argparse.Namespace) -> int:
         cot=args.cot,
         shuffle_seed=args.shuffle_seed,
         keep_wrappers=args.keep_wrappers,
+        confidence=args.confidence,
     )
     print(f"{n} prompts written to {args.out} ({args.mode} mode).")
     return 0
@@ -120,6 +148,9 @@ def _cmd_chembench_generate(args: argparse.Namespace) -> int:
         mode=args.mode,
         cot=args.cot,
         shuffle_seed=args.shuffle_seed,
+        confidence=args.confidence,
+        max_retries=args.max_retries,
+        is_refusal=_refusal_judge(args.refusal_classifier),
         batch_size=args.batch_size,
         progress=not args.quiet,
     )
@@ -135,21 +166,44 @@ def _refusal_classifier(model: str | None) -> Any:
     return load_refusal_classifier(model)
 
 
+def _refusal_judge(model: str | None) -> Any:
+    """Keyword rules, and the classifier too when one is named."""
+    classifier = _refusal_classifier(model)
+    if classifier is None:
+        return None
+    from .parse import is_keyword_refusal
+
+    return lambda text: not text.strip() or is_keyword_refusal(text) or classifier(text)
+
+
+def _extractor(args: argparse.Namespace) -> Any:
+    if not args.extractor:
+        return None
+    from .generate import llm_extractor, load_generator
+
+    # instruction mode: the extraction prompt asks for tags
+    return llm_extractor(load_generator(args.extractor, mode="instruction", api_base=args.api_base))
+
+
 def _cmd_chembench_score(args: argparse.Namespace) -> int:
-    from .run import read_completions, score_completions
+    from .run import read_attempts, read_completions, score_completions
 
     loaded = _questions(args)
     report = args.report or str(args.completions).rsplit(".", 1)[0] + ".report.json"
+    completions = read_completions(args.completions)
     out = score_completions(
         loaded,
-        read_completions(args.completions),
+        completions,
         report=report,
         only_answered=args.only_answered,
+        attempts=read_attempts(args.completions) or None,
         mode=args.mode,
         shuffle_seed=args.shuffle_seed,
         relative_tolerance=args.relative_tolerance,
         detect_refusals=not args.no_refusal_detection,
         refusal_classifier=_refusal_classifier(args.refusal_classifier),
+        read_confidence=args.confidence,
+        llm_extractor=_extractor(args),
     )
     print(
         f"fraction correct {out['fraction_correct']:.4f} ({out['n_correct']}/{out['n_questions']}); "
@@ -164,5 +218,35 @@ def _cmd_chembench_score(args: argparse.Namespace) -> int:
                 f"{name:<36} {row['n_questions']:>5} {row['n_correct']:>8} "
                 f"{row['fraction_correct']:>9.4f} {row['n_refusals']:>8} {row['n_parse_failures']:>9}"
             )
+    _print_extras(out)
     print(f"\nReport (per-question details, keyword problems): {report}")
     return 0
+
+
+def _print_extras(out: dict[str, Any]) -> None:
+    """The retry, fallback-extraction and calibration lines, where the run has them."""
+    if "n_generation_retries" in out:
+        print(
+            f"\nrefusals re-asked: {out['n_questions_retried']} question(s), "
+            f"{out['n_generation_retries']} retries; still refused: "
+            f"{out['n_refusals_after_retries']}"
+        )
+    if out.get("n_llm_extracted"):
+        print(f"answers read by the extractor model: {out['n_llm_extracted']}")
+    cal = out.get("calibration")
+    if cal is None:
+        return
+    if not cal["n_with_confidence"]:
+        print(f"\nno confidence stated in {cal['n_without_confidence']} completion(s)")
+        return
+
+    def fmt(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    print(
+        f"\ncalibration ({cal['n_with_confidence']} with a confidence, "
+        f"{cal['n_without_confidence']} without): mean confidence correct "
+        f"{fmt(cal['mean_confidence_correct'])}, wrong {fmt(cal['mean_confidence_wrong'])}; "
+        f"Spearman {fmt(cal['spearman'])}; ECE {fmt(cal['ece'])} (5 equal-width bins); "
+        f"Brier {fmt(cal['brier'])}"
+    )

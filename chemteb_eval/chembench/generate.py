@@ -15,7 +15,7 @@ from typing import Any
 from chemteb_eval.models._retry import post_json
 from chemteb_eval.models.spec import parse_model_spec
 
-__all__ = ["Generator", "load_generator"]
+__all__ = ["EXTRACTION_PROMPT", "Generator", "llm_extractor", "load_generator"]
 
 Generator = Callable[[Sequence[str]], list[str]]
 
@@ -147,3 +147,27 @@ def load_generator(
     raise ValueError(
         f"model: {spec!r}; use openai:MODEL (any OpenAI-compatible server) or transformers:ID."
     )
+
+
+# The fallback extractor's prompt (ours): the reply is read by the same rules as any completion.
+EXTRACTION_PROMPT = """Below is a model's response to a chemistry question. Extract the final answer it gives.
+
+Response:
+{completion}
+
+If the question was multiple choice, give only the letter(s) of the chosen option(s), separated by commas. If the answer is a number, give only that number, without units, using a dot as the decimal separator. If the response gives no answer, write NONE. Put the result inside [ANSWER] and [/ANSWER], for example [ANSWER]B[/ANSWER] or [ANSWER]4.2[/ANSWER]."""
+# The end of a long response, where the final answer usually is (a model's context is finite).
+EXTRACTION_CHARS = 6000
+
+
+def llm_extractor(generate: Generator) -> Callable[[str], str | None]:
+    """A fallback answer reader for ``score_chembench(llm_extractor=...)``: asks ``generate``
+    (any model: the one under test, or another) to restate the answer of a completion that no
+    rule could read; its reply is parsed with the same rules."""
+
+    def extract(completion: str) -> str | None:
+        prompt = EXTRACTION_PROMPT.format(completion=completion[-EXTRACTION_CHARS:])
+        reply = generate([prompt])[0]
+        return reply if reply.strip() else None
+
+    return extract

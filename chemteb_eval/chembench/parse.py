@@ -15,12 +15,14 @@ from dataclasses import dataclass
 
 __all__ = [
     "Extraction",
+    "extract_confidence",
     "extract_mcq",
     "extract_number",
     "find_tagged",
     "is_keyword_refusal",
     "parse_letters",
     "parse_number",
+    "without_confidence",
     "word_number",
 ]
 
@@ -202,6 +204,7 @@ def extract_mcq(
             answer is tried before the tags).
         llm_extractor: a callable for completions nothing else reads.
     """
+    text = without_confidence(text)
     tagged = find_tagged(text)
     if prefer == "leading":
         lead = _leading_letters(text, options)
@@ -487,6 +490,7 @@ def extract_number(
     on its own line (completion prompts); the last "answer is ..." / "= ..." phrase; number
     words in such a phrase; then ``llm_extractor``, if given.
     """
+    text = without_confidence(text)
     tagged = find_tagged(text)
     if prefer == "leading":
         lead = _leading_number(text)
@@ -540,6 +544,44 @@ def _leading_number(text: str) -> Extraction | None:
         return None
     value, _ = parse_number(first_line)
     return Extraction(value, "untagged", raw=first_line.strip()) if value is not None else None
+
+
+# -- confidence ------------------------------------------------------------------------------
+
+_CONFIDENCE_TAG = re.compile(
+    r"(?:\[CONFIDENCE\]|<CONFIDENCE>)(.*?)(?:\[/CONFIDENCE\]|</CONFIDENCE>)",
+    re.IGNORECASE | re.DOTALL,
+)
+_CONFIDENCE_PHRASE = re.compile(
+    r"\bconfidence(?:\s+(?:level|score|rating))?\s*(?:[:=]|is|of)\s*\**\s*(\d+(?:\.\d+)?)\s*"
+    r"(?:/\s*5|out\s+of\s+5)?",
+    re.IGNORECASE,
+)
+_CONFIDENCE_VALUE = re.compile(
+    r"^\s*\**\s*(\d+(?:\.\d+)?)\s*(?:/\s*5|out\s+of\s+5)?\s*\**\s*\.?\s*$"
+)
+
+
+def extract_confidence(text: str) -> float | None:
+    """A stated confidence on the 1-5 scale: inside ``[CONFIDENCE]...[/CONFIDENCE]`` (or
+    ``<CONFIDENCE>``) tags, else after "Confidence:" / "confidence level is"; ``4``, ``4/5``,
+    ``4 out of 5``, ``**4**``. ``None`` when there is none, when it is outside 1-5, or when the
+    completion states two different ones."""
+    bodies = [m.group(1) for m in _CONFIDENCE_TAG.finditer(text)]
+    if bodies:
+        found = [m.group(1) for body in bodies if (m := _CONFIDENCE_VALUE.match(body))]
+    else:
+        found = [m.group(1) for m in _CONFIDENCE_PHRASE.finditer(text)]
+    numbers = {float(v) for v in found}
+    if len(numbers) != 1:
+        return None
+    value = numbers.pop()
+    return value if 1 <= value <= 5 else None
+
+
+def without_confidence(text: str) -> str:
+    """``text`` with its confidence tags removed (so that the answer readers never see them)."""
+    return _CONFIDENCE_TAG.sub(" ", text)
 
 
 # -- refusals --------------------------------------------------------------------------------

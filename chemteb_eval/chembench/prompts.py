@@ -11,7 +11,14 @@ from typing import Literal
 
 from .questions import Question
 
-__all__ = ["COT_LINE", "PromptMode", "build_prompt", "option_order", "strip_wrappers"]
+__all__ = [
+    "CONFIDENCE_LINE",
+    "COT_LINE",
+    "PromptMode",
+    "build_prompt",
+    "option_order",
+    "strip_wrappers",
+]
 
 PromptMode = Literal["instruction", "completion"]
 
@@ -74,6 +81,12 @@ Answer with only one number, without units, using a dot as the decimal separator
 
 Answer:"""
 COT_LINE = "Think step by step before giving the final answer."
+# ChemBench's confidence study asks for a 1-5 rating; the tags make it machine-readable.
+CONFIDENCE_LINE = (
+    "After the answer, rate how confident you are that it is correct on a scale from 1 (not at "
+    "all) to 5 (certain), as one whole number inside [CONFIDENCE] and [/CONFIDENCE], for example "
+    "[CONFIDENCE]3[/CONFIDENCE]."
+)
 
 
 def build_prompt(
@@ -83,6 +96,7 @@ def build_prompt(
     cot: bool = False,
     shuffle_seed: int | None = None,
     keep_wrappers: bool = False,
+    confidence: bool = False,
 ) -> tuple[str, list[str]]:
     """The prompt for one question and the option texts in lettered order.
 
@@ -94,12 +108,18 @@ def build_prompt(
         shuffle_seed: shuffle the options (``option_order``); ``None`` keeps the file's order.
         keep_wrappers: keep ``\\ce{}``, ``\\pu{}``, ``$...$`` and ``[START_SMILES]`` markup (for
             models trained on it); by default it is removed from question and options alike.
+        confidence: also ask for a confidence on the 1-5 scale (``CONFIDENCE_LINE``; instruction
+            prompts only: a completion prompt ends with "Answer:").
 
     Returns:
         The prompt and the options (A is the first).
     """
     if mode not in ("instruction", "completion"):
         raise ValueError(f"mode: {mode!r}; use 'instruction' or 'completion'.")
+    if confidence and mode != "instruction":
+        raise ValueError(
+            "confidence: asked for with instruction prompts only (mode='instruction')."
+        )
     fix = (lambda t: t) if keep_wrappers else strip_wrappers
     options = option_order(question, shuffle_seed) if question.is_mcq else []
     letters = [chr(65 + i) for i in range(len(options))]
@@ -118,4 +138,6 @@ def build_prompt(
     else:
         template = _INSTRUCTION_NUMERIC if mode == "instruction" else _COMPLETION_NUMERIC
         prompt = template.format(cot=cot_text, question=fix(question.input))
+    if confidence:
+        prompt = f"{prompt}\n\n{CONFIDENCE_LINE}"
     return prompt, options

@@ -15,7 +15,13 @@ from .prompts import PromptMode, build_prompt
 from .questions import Question
 from .score import score_chembench
 
-__all__ = ["generate_completions", "read_completions", "score_completions", "write_prompts"]
+__all__ = [
+    "generate_completions",
+    "read_attempts",
+    "read_completions",
+    "score_completions",
+    "write_prompts",
+]
 
 
 def write_prompts(
@@ -26,6 +32,7 @@ def write_prompts(
     cot: bool = False,
     shuffle_seed: int | None = None,
     keep_wrappers: bool = False,
+    confidence: bool = False,
 ) -> int:
     """One JSON line per question: key, name, topic, mode, prompt, options (lettered order),
     shuffle_seed — what any inference server needs, and what scoring needs back (the key)."""
@@ -34,7 +41,12 @@ def write_prompts(
     with path.open("w", encoding="utf-8") as handle:
         for q in questions:
             prompt, options = build_prompt(
-                q, mode=mode, cot=cot, shuffle_seed=shuffle_seed, keep_wrappers=keep_wrappers
+                q,
+                mode=mode,
+                cot=cot,
+                shuffle_seed=shuffle_seed,
+                keep_wrappers=keep_wrappers,
+                confidence=confidence,
             )
             row = {
                 "key": q.key,
@@ -109,13 +121,25 @@ def generate_completions(
     mode: PromptMode = "instruction",
     cot: bool = False,
     shuffle_seed: int | None = None,
+    confidence: bool = False,
+    max_retries: int = 0,
+    is_refusal: Callable[[str], bool] | None = None,
     batch_size: int = 8,
     progress: bool = True,
 ) -> int:
     """Ask the model every question not yet answered in ``out`` (JSONL, appended line by line,
-    so an interrupted run keeps what it had and resumes). Returns how many were generated."""
+    so an interrupted run keeps what it had and resumes). Returns how many were generated.
+
+    With ``max_retries``, a completion judged a refusal (``is_refusal``: keyword rules by
+    default, or a classifier) is asked again, up to ``max_retries`` more times; the line keeps
+    every attempt (``attempts``, oldest first) and ``completion`` is the last one."""
     from tqdm.auto import tqdm
 
+    from .parse import is_keyword_refusal
+
+    if max_retries < 0:
+        raise ValueError(f"max_retries: must be >= 0, got {max_retries}.")
+    refused = is_refusal or (lambda text: not text.strip() or is_keyword_refusal(text))
     path = Path(out)
     done = read_completions(path) if path.exists() else {}
     todo = [q for q in questions if q.key not in done]
@@ -127,15 +151,43 @@ def generate_completions(
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             prompts = [
-                build_prompt(q, mode=mode, cot=cot, shuffle_seed=shuffle_seed)[0] for q in batch
+                build_prompt(
+                    q, mode=mode, cot=cot, shuffle_seed=shuffle_seed, confidence=confidence
+                )[0]
+                for q in batch
             ]
-            for q, completion in zip(batch, generate(prompts), strict=True):
-                handle.write(
-                    json.dumps({"key": q.key, "completion": completion}, ensure_ascii=False) + "\n"
-                )
+            attempts = [[c] for c in generate(prompts)]
+            for _ in range(max_retries):
+                again = [i for i, tries in enumerate(attempts) if refused(tries[-1])]
+                if not again:
+                    break
+                for i, completion in zip(again, generate([prompts[i] for i in again]), strict=True):
+                    attempts[i].append(completion)
+            for q, tries in zip(batch, attempts, strict=True):
+                row: dict[str, Any] = {"key": q.key, "completion": tries[-1]}
+                if max_retries:
+                    row["attempts"] = tries
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             handle.flush()
             bar.update(len(batch))
     return len(todo)
+
+
+def read_attempts(path: str | Path) -> dict[str, int]:
+    """``{key: generation attempts}`` for the lines of a completions file that record them
+    (``attempts``, written by ``generate_completions`` with ``max_retries``)."""
+    found: dict[str, int] = {}
+    with Path(path).open("rb") as handle:
+        for raw in handle:
+            try:
+                row = parse_json(raw)
+            except ValueError:
+                continue  # read_completions names malformed lines
+            if isinstance(row, dict) and isinstance(row.get("attempts"), list):
+                key = row.get("key")
+                if isinstance(key, str) and row["attempts"]:
+                    found[key] = len(row["attempts"])
+    return found
 
 
 def score_completions(
@@ -144,6 +196,7 @@ def score_completions(
     *,
     report: str | Path | None = None,
     only_answered: bool = False,
+    attempts: dict[str, int] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Score ``completions`` (by question key) and write the report (JSON) if asked.
@@ -154,6 +207,8 @@ def score_completions(
         report: where to write the JSON report (scores, details, input problems).
         only_answered: score only the questions that have a completion (default: a missing
             completion is an error, so a partial run is never reported as complete).
+        attempts: ``{key: generation attempts}`` (``read_attempts``): the report then counts
+            the questions re-asked after a refusal and those still refused.
         options: ``score_chembench`` keyword arguments.
     """
     keys = {q.key for q in questions.questions}
@@ -174,6 +229,12 @@ def score_completions(
         [completions[q.key] for q in chosen], chosen, return_details=True, **options
     )
     out["n_questions_without_completion"] = missing
+    if attempts is not None:
+        retried = {k for k, n in attempts.items() if n > 1}
+        refused_keys = {d["key"] for d in out["details"] if d["refused"]}
+        out["n_generation_retries"] = sum(n - 1 for n in attempts.values())
+        out["n_questions_retried"] = len(retried)
+        out["n_refusals_after_retries"] = len(retried & refused_keys)
     out["skipped_questions"] = [{"source": s, "reason": r} for s, r in questions.skipped]
     out["keyword_problems"] = [{"question": n, "problem": p} for n, p in questions.keyword_problems]
     out["questions_source"] = questions.source

@@ -13,7 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .parse import Extraction, extract_mcq, extract_number, is_keyword_refusal
+from .calibration import calibration, check_confidences
+from .parse import (
+    Extraction,
+    extract_confidence,
+    extract_mcq,
+    extract_number,
+    is_keyword_refusal,
+)
 from .prompts import PromptMode, build_prompt, option_order, strip_wrappers
 from .questions import DIFFICULTY_KEYWORDS, REQUIREMENT_KEYWORDS, Question, keyword_problems
 
@@ -50,6 +57,7 @@ class QuestionResult:
     reason: str = ""
     retries: int = 0
     metrics: dict[str, float | None] = field(default_factory=dict)
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,7 @@ class ScoringOptions:
     retry: Callable[[Question, int], str] | None = None
     max_retries: int = 1
     llm_extractor: Callable[[str], str | None] | None = None
+    read_confidence: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in ("instruction", "completion"):
@@ -93,10 +102,12 @@ def score_question(
         retries += 1
         completion = opts.retry(question, retries)
         refused = _refused(completion, question, mode, shuffle_seed, opts.refusal_classifier)
+    confidence = extract_confidence(completion) if opts.read_confidence else None
     if refused:
         result = QuestionResult(question.key, False, True, False, None, "none", "refused", retries)
         if question.is_mcq:
             result.metrics = dict(_mcq_metrics(question, (), shuffle_seed))
+        result.confidence = confidence
         return result
     extraction = _extract(question, completion, mode, shuffle_seed, opts.llm_extractor)
     result = QuestionResult(
@@ -108,6 +119,7 @@ def score_question(
         extraction.method,
         extraction.reason,
         retries,
+        confidence=confidence,
     )
     if question.is_mcq:
         chosen = extraction.value if isinstance(extraction.value, tuple) else ()
@@ -218,6 +230,8 @@ def score_chembench(
     retry: Callable[[Question, int], str] | None = None,
     max_retries: int = 1,
     llm_extractor: Callable[[str], str | None] | None = None,
+    confidences: Sequence[float | None] | None = None,
+    read_confidence: bool = False,
     return_details: bool = False,
 ) -> dict[str, Any]:
     """Fraction correct of LLM answers to ChemBench questions, overall and broken down.
@@ -244,13 +258,18 @@ def score_chembench(
         retry: a callable (question, attempt) -> a new completion, used on refusals.
         max_retries: how many times ``retry`` is called per refused question.
         llm_extractor: a callable text -> answer for completions nothing else reads.
+        confidences: the model's confidence per question on the 1-5 scale (``None``: not
+            stated); adds ``calibration`` and ``calibration_by_topic``.
+        read_confidence: read each confidence from its completion
+            (``[CONFIDENCE]4[/CONFIDENCE]``, "Confidence: 4/5"; prompts built with
+            ``confidence=True`` ask for it); also adds the calibration.
         return_details: add ``details``: one dict per question.
 
     Returns:
         ``fraction_correct`` (= ``main_score``: correct / all questions),
         ``fraction_correct_answered`` (correct / questions neither refused nor unparsed),
         ``n_questions``, ``n_correct``, ``n_refusals``, ``n_parse_failures``,
-        ``n_refusal_retries``, the MCQ means (``mcq_hamming``, ``mcq_precision``, ``mcq_recall``,
+        ``n_refusal_retries``, ``n_llm_extracted`` (answers read by ``llm_extractor``), the MCQ means (``mcq_hamming``, ``mcq_precision``, ``mcq_recall``,
         ``mcq_f1``, ``mcq_multiple_choice_grade``), the numeric ``numeric_mae`` over parsed
         answers, and ``by_topic``, ``by_keyword``, ``by_type`` breakdowns.
     """
@@ -278,10 +297,16 @@ def score_chembench(
         retry=retry,
         max_retries=max_retries,
         llm_extractor=llm_extractor,
+        read_confidence=read_confidence,
     )
+    stated = None if confidences is None else check_confidences(confidences, len(completions))
     parsed = [q if isinstance(q, Question) else Question.from_dict(q) for q in questions]
     results = [score_question(q, c, options) for q, c in zip(parsed, completions, strict=True)]
+    for result, value in zip(results, stated or [], strict=False):
+        result.confidence = value
     out = _summary(parsed, results)
+    if stated is not None or read_confidence:
+        out.update(_calibration(parsed, results))
     if return_details:
         out["details"] = [_detail(r) for r in results]
     return out
@@ -302,6 +327,7 @@ def _summary(parsed_questions: list[Question], results: list[QuestionResult]) ->
         "n_refusals": refusals,
         "n_parse_failures": failures,
         "n_refusal_retries": sum(r.retries for r in results),
+        "n_llm_extracted": sum(r.method == "llm" for r in results),
     }
     mcq = [r for q, r in zip(parsed_questions, results, strict=True) if q.is_mcq]
     for key in ("hamming", "precision", "recall", "f1", "multiple_choice_grade"):
@@ -338,6 +364,19 @@ def _summary(parsed_questions: list[Question], results: list[QuestionResult]) ->
     return out
 
 
+def _calibration(questions: list[Question], results: list[QuestionResult]) -> dict[str, Any]:
+    by_topic: dict[str, list[QuestionResult]] = defaultdict(list)
+    for q, r in zip(questions, results, strict=True):
+        by_topic[q.topic or "unknown"].append(r)
+    return {
+        "calibration": calibration([r.confidence for r in results], [r.correct for r in results]),
+        "calibration_by_topic": {
+            topic: calibration([r.confidence for r in rs], [r.correct for r in rs])
+            for topic, rs in sorted(by_topic.items())
+        },
+    }
+
+
 def _detail(r: QuestionResult) -> dict[str, Any]:
     return {
         "key": r.key,
@@ -348,5 +387,6 @@ def _detail(r: QuestionResult) -> dict[str, Any]:
         "method": r.method,
         "reason": r.reason,
         "retries": r.retries,
+        "confidence": r.confidence,
         **r.metrics,
     }
