@@ -97,12 +97,13 @@ def test_scoring_with_confidences_reports_calibration_overall_and_by_topic() -> 
     assert set(out["calibration_by_topic"]) == {"unknown"}
     assert [d["confidence"] for d in out["details"]] == [5.0, 3.0]
     assert "calibration" not in score_chembench(["[ANSWER]A[/ANSWER]"], [MCQ])
-    for bad, message in (
+    cases: list[tuple[list[Any], str]] = [
         ([6, 3], "entry 0 is 6, outside"),
         (["4", 3], "entry 0 is '4'"),
         ([True, 3], "entry 0 is True"),
         ([4], "1 given for 2"),
-    ):
+    ]
+    for bad, message in cases:
         with pytest.raises(ValueError, match=message):
             score_chembench(["A", "7"], questions, confidences=bad)
 
