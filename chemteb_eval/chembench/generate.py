@@ -15,9 +15,11 @@ from typing import Any
 from chemteb_eval.models._retry import post_json
 from chemteb_eval.models.spec import parse_model_spec
 
+from .prompts import Prompt
+
 __all__ = ["EXTRACTION_PROMPT", "Generator", "llm_extractor", "load_generator"]
 
-Generator = Callable[[Sequence[str]], list[str]]
+Generator = Callable[[Sequence[Prompt]], list[str]]
 
 
 def _openai(
@@ -47,7 +49,7 @@ def _openai(
         ("completions", "text") if mode == "completion" else ("chat/completions", "message")
     )
 
-    def generate(prompts: Sequence[str]) -> list[str]:
+    def generate(prompts: Sequence[Prompt]) -> list[str]:
         out = []
         for prompt in prompts:
             body: dict[str, Any] = {
@@ -56,7 +58,7 @@ def _openai(
                 "temperature": temperature,
             }
             if kind == "text":
-                body["prompt"] = prompt
+                body["prompt"] = _text_only(prompt, "the completions endpoint")
             else:
                 body["messages"] = [{"role": "user", "content": prompt}]
             payload = post_json(
@@ -71,6 +73,16 @@ def _openai(
         return out
 
     return generate
+
+
+def _text_only(prompt: Prompt, where: str) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    raise ValueError(
+        f"model: a question with an image cannot go to {where}; use a chat model with vision "
+        "(openai:MODEL on an OpenAI-compatible server, or litellm:PROVIDER/MODEL) in "
+        "instruction mode."
+    )
 
 
 def _field(payload: Any, kind: str) -> str:
@@ -94,13 +106,14 @@ def _transformers(model: str, *, max_tokens: int, temperature: float) -> Generat
 
     pipe = pipeline("text-generation", model=model)
 
-    def generate(prompts: Sequence[str]) -> list[str]:
+    def generate(prompts: Sequence[Prompt]) -> list[str]:
         kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "return_full_text": False}
         if temperature > 0:
             kwargs.update(do_sample=True, temperature=temperature)
         else:
             kwargs.update(do_sample=False)
-        return [str(pipe(p, **kwargs)[0]["generated_text"]) for p in prompts]
+        texts = [_text_only(p, "a transformers: text-generation pipeline") for p in prompts]
+        return [str(pipe(p, **kwargs)[0]["generated_text"]) for p in texts]
 
     return generate
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from typing import Literal
+from dataclasses import replace
+from typing import Any, Literal
 
 from .questions import Question
 
@@ -21,6 +22,8 @@ __all__ = [
 ]
 
 PromptMode = Literal["instruction", "completion"]
+#: A prompt: text, or OpenAI-style content parts (text and ``image_url``) for a vision question.
+Prompt = str | list[dict[str, Any]]
 
 
 _WRAPPERS = (
@@ -141,3 +144,64 @@ def build_prompt(
     if confidence:
         prompt = f"{prompt}\n\n{CONFIDENCE_LINE}"
     return prompt, options
+
+
+_SLOT = "\x00question\x00"  # where the question's parts go in a vision prompt
+
+
+def build_messages(
+    question: Question,
+    *,
+    mode: PromptMode = "instruction",
+    cot: bool = False,
+    shuffle_seed: int | None = None,
+    keep_wrappers: bool = False,
+    confidence: bool = False,
+) -> tuple[Prompt, list[str]]:
+    """``build_prompt``'s prompt, or for a question that shows images (MaCBench-style
+    ``{type1} {entry1}`` placeholders with image entries) the same prompt as OpenAI-style
+    content parts: ``{"type": "text", "text": ...}`` and ``{"type": "image_url", "image_url":
+    {"url": <data URL or http(s) URL>}}``, in the question's order. Vision questions need
+    instruction prompts (a chat model)."""
+    if not question.is_multimodal:
+        text_only = question
+        if question.entries is not None:  # text placeholders: substituted into plain text
+            joined = " ".join(p["value"] for p in question.parts())
+            text_only = replace(question, input=joined, entries=None)
+        return build_prompt(
+            text_only,
+            mode=mode,
+            cot=cot,
+            shuffle_seed=shuffle_seed,
+            keep_wrappers=keep_wrappers,
+            confidence=confidence,
+        )
+    if mode != "instruction":
+        raise ValueError(
+            f"mode: question {question.name} shows an image; use instruction prompts (a chat "
+            "model with vision)."
+        )
+    fix = (lambda t: t) if keep_wrappers else strip_wrappers
+    slotted = replace(question, input=_SLOT, entries=None)
+    text, options = build_prompt(
+        slotted,
+        mode=mode,
+        cot=cot,
+        shuffle_seed=shuffle_seed,
+        keep_wrappers=keep_wrappers,  # the slot has no markup to strip
+        confidence=confidence,
+    )
+    before, after = text.split(_SLOT)
+    parts: list[dict[str, Any]] = [{"type": "text", "text": before}]
+    for part in question.parts():
+        if part["type"] == "image":
+            parts.append({"type": "image_url", "image_url": {"url": part["value"]}})
+        elif parts[-1]["type"] == "text":
+            parts[-1]["text"] += fix(part["value"])
+        else:
+            parts.append({"type": "text", "text": fix(part["value"])})
+    if parts[-1]["type"] == "text":
+        parts[-1]["text"] += after
+    else:
+        parts.append({"type": "text", "text": after})
+    return parts, options

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -43,6 +44,10 @@ class Question:
         metrics: the file's metrics; "multiple_choice_grade" makes it multiple choice.
         target: the numeric answer (numeric questions).
         target_scores: option text -> score (multiple choice), in the file's order.
+        entries: for a MaCBench-style question whose ``input`` holds placeholders
+            (``{type1} {entry1}``), what each one stands for: ``{"type": "text" | "image",
+            "value": text, or an image as a data URL / http(s) URL}`` (the example's
+            ``qentries_modality``, its ``image`` set when it has one).
         relative_tolerance: the question's own tolerance, relative to |target| (see
             ``score_question``); ``None`` for the default.
     """
@@ -57,6 +62,7 @@ class Question:
     target: float | None = None
     target_scores: Mapping[str, float] | None = None
     relative_tolerance: float | None = None
+    entries: Mapping[str, Mapping[str, str]] | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -74,6 +80,33 @@ class Question:
             raise ValueError(f"relative_tolerance: must be >= 0, got {self.relative_tolerance}.")
         if self.target_scores is not None:
             object.__setattr__(self, "target_scores", MappingProxyType(dict(self.target_scores)))
+        if self.entries is not None:
+            object.__setattr__(self, "entries", _checked_entries(self.name, self.entries))
+        missing = sorted(set(_PLACEHOLDER.findall(self.input)) - set(self.entries or {}))
+        if self.entries is not None and missing:
+            raise ValueError(f"qentries_modality: question {self.name} lacks {missing}.")
+
+    @property
+    def is_multimodal(self) -> bool:
+        """Whether the question shows an image."""
+        return any(e["type"] == "image" for e in (self.entries or {}).values())
+
+    def parts(self) -> list[dict[str, str]]:
+        """The question as ``{"type": "text" | "image", "value": ...}`` parts, placeholders
+        replaced by their entries and neighbouring texts joined with a space."""
+        if self.entries is None:
+            return [{"type": "text", "value": self.input}]
+        out: list[dict[str, str]] = []
+        for piece in _PLACEHOLDER_SPLIT.split(self.input):
+            entry = self.entries.get(piece[1:-1]) if _PLACEHOLDER_SPLIT.fullmatch(piece) else None
+            part = dict(entry) if entry is not None else {"type": "text", "value": piece.strip()}
+            if part["type"] == "text" and not part["value"]:
+                continue
+            if part["type"] == "text" and out and out[-1]["type"] == "text":
+                out[-1]["value"] += " " + part["value"]
+            else:
+                out.append(part)
+        return out
 
     @property
     def is_mcq(self) -> bool:
@@ -132,6 +165,7 @@ class Question:
                 raise ValueError(f"target_scores: question {name} needs {{option: score}}.")
             scores = {str(k): float(v) for k, v in scores.items()}
         tolerance = data.get("relative_tolerance", data.get("tolerance"))
+        entries = _modality_entries(name, example.get("qentries_modality"))
         return cls(
             name=name,
             input=str(example.get("input") or ""),
@@ -143,11 +177,15 @@ class Question:
             target=number,
             target_scores=scores,
             relative_tolerance=float(tolerance) if tolerance is not None else None,
+            entries=entries,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The question-file schema (what ``from_dict`` reads back)."""
         example: dict[str, Any] = {"input": self.input}
+        if self.entries is not None:
+            kind = "image" if self.is_multimodal else "text"
+            example["qentries_modality"] = {kind: {k: dict(v) for k, v in self.entries.items()}}
         if self.is_mcq:
             example["target_scores"] = dict(self.target_scores or {})
         else:
@@ -164,6 +202,46 @@ class Question:
         if self.relative_tolerance is not None:
             out["relative_tolerance"] = self.relative_tolerance
         return out
+
+
+_PLACEHOLDER = re.compile(r"\{((?:type|entry)[0-9]+)\}")
+_PLACEHOLDER_SPLIT = re.compile(r"(\{(?:type|entry)[0-9]+\})")
+_IMAGE_URL = re.compile(r"^(?:data:image/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+|https?://\S+)$")
+
+
+def _checked_entries(
+    name: str, entries: Mapping[str, Mapping[str, str]]
+) -> Mapping[str, Mapping[str, str]]:
+    out = {}
+    for key, entry in entries.items():
+        where = f"qentries_modality: question {name}, entry {key!r}"
+        if not isinstance(entry, Mapping) or entry.get("type") not in ("text", "image"):
+            raise ValueError(f"{where} needs type 'text' or 'image'.")
+        value = entry.get("value")
+        if not isinstance(value, str):
+            raise ValueError(f"{where} has no string value.")
+        if entry["type"] == "image" and not _IMAGE_URL.match(value):
+            raise ValueError(
+                f"{where}: an image must be a data URL (data:image/png;base64,...) or an "
+                "http(s) URL."
+            )
+        out[str(key)] = MappingProxyType({"type": str(entry["type"]), "value": value})
+    return MappingProxyType(out)
+
+
+def _modality_entries(name: str, modality: Any) -> dict[str, Any] | None:
+    """The placeholder entries of an example's ``qentries_modality``: the ``image`` set when it
+    holds an image (MaCBench), else the ``text`` set; ``None`` without placeholders."""
+    if modality is None:
+        return None
+    if not isinstance(modality, Mapping) or not all(
+        isinstance(v, Mapping) for v in modality.values()
+    ):
+        raise ValueError(f"qentries_modality: question {name} needs {{modality: {{key: entry}}}}.")
+    images = modality.get("image") or {}
+    if any(isinstance(e, Mapping) and e.get("type") == "image" for e in images.values()):
+        return dict(images)
+    return dict(modality.get("text") or images) or None
 
 
 def keyword_problems(keywords: Sequence[str]) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 from chemteb_eval._files import parse_json, write_json_atomic
 
 from .load import QuestionSet
-from .prompts import PromptMode, build_prompt
+from .prompts import Prompt, PromptMode, build_messages
 from .questions import Question
 from .score import score_chembench
 
@@ -40,7 +40,7 @@ def write_prompts(
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         for q in questions:
-            prompt, options = build_prompt(
+            prompt, options = build_messages(
                 q,
                 mode=mode,
                 cot=cot,
@@ -115,7 +115,7 @@ def read_completions(path: str | Path) -> dict[str, str]:
 
 def generate_completions(
     questions: Sequence[Question],
-    generate: Callable[[Sequence[str]], list[str]],
+    generate: Callable[[Sequence[Prompt]], list[str]],
     out: str | Path,
     *,
     mode: PromptMode = "instruction",
@@ -151,7 +151,7 @@ def generate_completions(
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
             prompts = [
-                build_prompt(
+                build_messages(
                     q, mode=mode, cot=cot, shuffle_seed=shuffle_seed, confidence=confidence
                 )[0]
                 for q in batch
