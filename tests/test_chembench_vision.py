@@ -176,3 +176,24 @@ def test_a_text_only_endpoint_refuses_an_image_with_one_line(vision_server: str)
     generate = load_generator("openai:tiny", mode="completion", api_base=vision_server)
     with pytest.raises(ValueError, match="use a chat model with vision"):
         generate([parts])
+
+
+def test_litellm_reaches_the_same_server_with_the_image(
+    tmp_path: Path, vision_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LiteLLM's OpenAI provider, pointed at the loopback server with --api-base."""
+    pytest.importorskip("litellm", reason="needs the litellm extra")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    questions = tmp_path / "q"
+    questions.mkdir()
+    (questions / "colour_1.json").write_text(json.dumps(_question()))
+    out = tmp_path / "gen.jsonl"
+    args = ["chembench", "generate", "--questions", str(questions), "-m", "litellm:openai/tiny"]
+    assert main([*args, "--api-base", vision_server, "--out", str(out), "--quiet"]) == 0
+    (content,) = _VisionLLM.seen
+    assert [p["type"] for p in content] == ["text", "image_url", "text"]
+    assert json.loads(out.read_text())["completion"] == "[ANSWER]A[/ANSWER]"
+    with pytest.raises(ValueError, match="name the provider too"):
+        load_generator("litellm:tiny")
+    with pytest.raises(ValueError, match="use instruction prompts"):
+        load_generator("litellm:openai/tiny", mode="completion")

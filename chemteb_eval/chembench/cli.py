@@ -46,7 +46,13 @@ def _add_prompts(steps: Subparsers) -> None:
 def _add_generate(steps: Subparsers) -> None:
     gen = steps.add_parser("generate", help="ask a model (resumable; JSONL out)")
     _common(gen)
-    gen.add_argument("-m", "--model", required=True, help="openai:MODEL or transformers:ID")
+    gen.add_argument(
+        "-m",
+        "--model",
+        required=True,
+        help="openai:MODEL, litellm:PROVIDER/MODEL (pip install chemteb-eval[chembench]) or "
+        "transformers:ID",
+    )
     gen.add_argument("--api-base", help="OpenAI-compatible API root (default $OPENAI_BASE_URL)")
     gen.add_argument("--out", required=True, help="completions JSONL (appended; reruns resume)")
     gen.add_argument("--cot", action="store_true")

@@ -118,6 +118,54 @@ def _transformers(model: str, *, max_tokens: int, temperature: float) -> Generat
     return generate
 
 
+def _litellm(
+    model: str,
+    *,
+    mode: str,
+    api_base: str | None,
+    api_key: str | None,
+    max_tokens: int,
+    temperature: float,
+    max_retries: int,
+    timeout: float,
+) -> Generator:
+    from chemteb_eval.errors import ChemtebError, require_extra
+
+    if "/" not in model:
+        raise ValueError(f"model: litellm:{model}; name the provider too (litellm:openai/gpt-4o).")
+    if mode != "instruction":
+        raise ValueError("mode: litellm: models are chat models; use instruction prompts.")
+    require_extra("chembench", "litellm", what="a litellm: generator")
+    # LiteLLM fetches its model cost map from GitHub on import unless told not to: a network
+    # call (with retries and waits when offline) that generation does not need.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    def generate(prompts: Sequence[Prompt]) -> list[str]:
+        out = []
+        for prompt in prompts:
+            try:
+                reply = litellm.completion(
+                    model=model,
+                    messages=[{"role": "user", "content": prompt}],
+                    api_base=api_base,
+                    api_key=api_key,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    num_retries=max_retries,
+                    timeout=timeout,
+                )
+                out.append(str(reply.choices[0].message.content or ""))
+            except Exception as exc:  # LiteLLM raises its own types per provider
+                raise ChemtebError(
+                    f"litellm:{model}: {type(exc).__name__}: {str(exc)[:300]} (check the "
+                    "provider name, --api-base and the provider's API key variable)."
+                ) from None
+        return out
+
+    return generate
+
+
 def load_generator(
     spec: str,
     *,
@@ -129,7 +177,7 @@ def load_generator(
     max_retries: int = 6,
     timeout: float = 120.0,
 ) -> Generator:
-    """A generator from ``openai:MODEL`` or ``transformers:ID``.
+    """A generator from ``openai:MODEL``, ``litellm:PROVIDER/MODEL`` or ``transformers:ID``.
 
     Args:
         spec: the model, with its backend prefix.
@@ -143,6 +191,17 @@ def load_generator(
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens: must be positive, got {max_tokens}.")
+    if spec.startswith("litellm:"):
+        return _litellm(
+            spec.removeprefix("litellm:"),
+            mode=mode,
+            api_base=api_base,
+            api_key=api_key,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            max_retries=max_retries,
+            timeout=timeout,
+        )
     parsed = parse_model_spec(spec)
     if parsed.backend == "openai":
         return _openai(
@@ -158,7 +217,8 @@ def load_generator(
     if parsed.backend == "transformers":
         return _transformers(parsed.name, max_tokens=max_tokens, temperature=temperature)
     raise ValueError(
-        f"model: {spec!r}; use openai:MODEL (any OpenAI-compatible server) or transformers:ID."
+        f"model: {spec!r}; use openai:MODEL (any OpenAI-compatible server), "
+        "litellm:PROVIDER/MODEL or transformers:ID."
     )
 
 
