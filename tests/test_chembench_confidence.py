@@ -187,3 +187,20 @@ def test_generate_retries_refusals_and_score_reads_confidence_and_extracts(
     assert main([*score, "--report", str(tmp_path / "plain.json")]) == 0
     plain = json.loads((tmp_path / "plain.json").read_text())
     assert plain["n_parse_failures"] == 1 and plain["n_llm_extracted"] == 0
+
+
+def test_the_evaluate_module_takes_confidences() -> None:
+    evaluate = pytest.importorskip("evaluate")
+    from tests.conftest import REPO_ROOT
+
+    module = evaluate.load(str(REPO_ROOT / "metrics" / "chembench"))
+    completions = ["[ANSWER]A[/ANSWER]", "[ANSWER]7[/ANSWER]"]
+    want = score_chembench(completions, [MCQ, NUM], confidences=[5, 2])
+    got = module.compute(predictions=completions, references=[MCQ, NUM], confidences=[5, 2])
+    assert got == want and got["calibration"]["mean_confidence_wrong"] == 2.0
+    read = module.compute(
+        predictions=["[ANSWER]A[/ANSWER] [CONFIDENCE]4[/CONFIDENCE]", "7"],
+        references=[MCQ, NUM],
+        read_confidence=True,
+    )
+    assert read["calibration"]["n_with_confidence"] == 1
