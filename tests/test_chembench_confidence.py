@@ -173,7 +173,9 @@ def test_generate_retries_refusals_and_score_reads_confidence_and_extracts(
     assert len(mcq["attempts"]) == 2 and mcq["attempts"][0].startswith("I'm sorry")
     capsys.readouterr()
     score = ["chembench", "score", *common, "--completions", str(out), "--confidence"]
-    assert main([*score, "--extractor", "openai:tiny", "--api-base", scripted]) == 0
+    assert all(r["model"] == "openai:tiny" for r in rows.values())
+    # --extractor without a model: the model under test, as generate recorded it
+    assert main([*score, "--extractor", "--api-base", scripted]) == 0
     printed = capsys.readouterr().out
     assert "refusals re-asked: 1 question(s), 1 retries; still refused: 0" in printed
     assert "answers read by the extractor model: 1" in printed
@@ -204,3 +206,16 @@ def test_the_evaluate_module_takes_confidences() -> None:
         read_confidence=True,
     )
     assert read["calibration"]["n_with_confidence"] == 1
+
+
+def test_extractor_without_a_recorded_model_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = tmp_path / "q"
+    questions.mkdir()
+    (questions / "mcq_1.json").write_text(json.dumps(MCQ))
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"key": "u-mcq-1", "completion": "hmm"}) + "\n")
+    args = ["chembench", "score", "--questions", str(questions), "--completions", str(answers)]
+    assert main([*args, "--extractor"]) == 2
+    assert "does not record the model that wrote it" in capsys.readouterr().err

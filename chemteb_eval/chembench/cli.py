@@ -9,6 +9,7 @@ from typing import Any
 from .refusal import DEFAULT_REFUSAL_MODEL
 
 Subparsers = Any  # argparse's _SubParsersAction
+_UNDER_TEST = "\x00under-test"  # --extractor without a model
 _CONFIDENCE_HELP = "also ask for a 1-5 confidence after the answer (instruction mode)"
 
 
@@ -99,9 +100,11 @@ def _add_score(steps: Subparsers) -> None:
     )
     score.add_argument(
         "--extractor",
+        nargs="?",
+        const=_UNDER_TEST,
         metavar="MODEL",
-        help="ask MODEL (openai:M or transformers:ID; e.g. the model under test) to restate "
-        "answers no rule reads; counted as n_llm_extracted",
+        help="ask a model to restate answers no rule reads (counted as n_llm_extracted): the "
+        "model under test (recorded by generate) when no MODEL is given",
     )
     score.add_argument("--api-base", help="with --extractor openai:M: the API root")
     score.set_defaults(func=_cmd_chembench_score)
@@ -157,6 +160,7 @@ def _cmd_chembench_generate(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         max_retries=args.max_retries,
         is_refusal=_refusal_judge(args.refusal_classifier),
+        model=args.model,
         batch_size=args.batch_size,
         progress=not args.quiet,
     )
@@ -186,9 +190,18 @@ def _extractor(args: argparse.Namespace) -> Any:
     if not args.extractor:
         return None
     from .generate import llm_extractor, load_generator
+    from .run import read_model
 
+    model = args.extractor
+    if model == _UNDER_TEST:
+        model = read_model(args.completions)
+        if model is None:
+            raise ValueError(
+                f"--extractor: {args.completions} does not record the model that wrote it (it "
+                "was not made by chemteb chembench generate); name one: --extractor MODEL."
+            )
     # instruction mode: the extraction prompt asks for tags
-    return llm_extractor(load_generator(args.extractor, mode="instruction", api_base=args.api_base))
+    return llm_extractor(load_generator(model, mode="instruction", api_base=args.api_base))
 
 
 def _cmd_chembench_score(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ __all__ = [
     "generate_completions",
     "read_attempts",
     "read_completions",
+    "read_model",
     "score_completions",
     "write_prompts",
 ]
@@ -124,6 +125,7 @@ def generate_completions(
     confidence: bool = False,
     max_retries: int = 0,
     is_refusal: Callable[[str], bool] | None = None,
+    model: str | None = None,
     batch_size: int = 8,
     progress: bool = True,
 ) -> int:
@@ -132,7 +134,9 @@ def generate_completions(
 
     With ``max_retries``, a completion judged a refusal (``is_refusal``: keyword rules by
     default, or a classifier) is asked again, up to ``max_retries`` more times; the line keeps
-    every attempt (``attempts``, oldest first) and ``completion`` is the last one."""
+    every attempt (``attempts``, oldest first) and ``completion`` is the last one. ``model``
+    (the generator's spec) is written on each line: ``score --extractor`` without a model asks
+    the model under test."""
     from tqdm.auto import tqdm
 
     from .parse import is_keyword_refusal
@@ -165,12 +169,27 @@ def generate_completions(
                     attempts[i].append(completion)
             for q, tries in zip(batch, attempts, strict=True):
                 row: dict[str, Any] = {"key": q.key, "completion": tries[-1]}
+                if model is not None:
+                    row["model"] = model
                 if max_retries:
                     row["attempts"] = tries
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             handle.flush()
             bar.update(len(batch))
     return len(todo)
+
+
+def read_model(path: str | Path) -> str | None:
+    """The generator spec ``generate_completions`` recorded (the first line's ``model``)."""
+    with Path(path).open("rb") as handle:
+        for raw in handle:
+            try:
+                row = parse_json(raw)
+            except ValueError:
+                continue
+            if isinstance(row, dict) and isinstance(row.get("model"), str):
+                return str(row["model"])
+    return None
 
 
 def read_attempts(path: str | Path) -> dict[str, int]:
