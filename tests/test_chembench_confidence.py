@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,6 +20,7 @@ from chemteb_eval.chembench.questions import Question
 from chemteb_eval.chembench.score import score_chembench
 from chemteb_eval.cli import main
 
+from .loopback import chat_reply, read_json, serving
 from .test_chembench_surfaces import MCQ, NUM
 
 
@@ -121,7 +121,7 @@ class _Scripted(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = read_json(self)
         prompt = body["messages"][0]["content"]
         type(self).calls.append(prompt)
         if prompt.startswith("Below is a model's response"):
@@ -138,21 +138,14 @@ class _Scripted(BaseHTTPRequestHandler):
                 "Carbon sits in group 14 with six protons in every nucleus, as chemists know.\n"
                 "[CONFIDENCE]2[/CONFIDENCE]"
             )
-        data = json.dumps({"choices": [{"message": {"content": answer}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        chat_reply(self, answer)
 
 
 @pytest.fixture
 def scripted() -> Iterator[str]:
     _Scripted.calls = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Scripted)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    with serving(_Scripted) as base:
+        yield base
 
 
 def test_generate_retries_refusals_and_score_reads_confidence_and_extracts(

@@ -7,10 +7,9 @@ from __future__ import annotations
 import base64
 import json
 import struct
-import threading
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,6 +19,8 @@ from chemteb_eval.chembench.generate import load_generator
 from chemteb_eval.chembench.prompts import build_messages
 from chemteb_eval.chembench.questions import Question
 from chemteb_eval.cli import main
+
+from .loopback import chat_reply, read_json, serving
 
 
 def _png(width: int = 4, height: int = 3) -> bytes:
@@ -124,7 +125,7 @@ class _VisionLLM(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = read_json(self)
         content = body["messages"][0]["content"]
         type(self).seen.append(content)
         images = (
@@ -134,21 +135,14 @@ class _VisionLLM(BaseHTTPRequestHandler):
         )
         ok = bool(images) and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
         answer = "[ANSWER]A[/ANSWER]" if ok else "I see no image."
-        data = json.dumps({"choices": [{"message": {"content": answer}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        chat_reply(self, answer)
 
 
 @pytest.fixture
 def vision_server() -> Iterator[str]:
     _VisionLLM.seen = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _VisionLLM)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    with serving(_VisionLLM) as base:
+        yield base
 
 
 def test_generate_sends_the_image_and_scores_the_answer(tmp_path: Path, vision_server: str) -> None:

@@ -148,21 +148,31 @@ def read_scierc(split: str) -> NerData:
 UMNSRS_SCALE = (0.0, 1600.0)
 
 
-def _umnsrs_row(path: Path, n: int, row: list[str]) -> tuple[str, str, float]:
+def _scored_pair(
+    path: Path, n: int, row: list[str], *, item: str, scale: tuple[float, float]
+) -> tuple[str, str, float]:
+    """One ``item1<TAB>item2<TAB>score`` row, checked: three columns, no empty item, a score
+    that is a number on ``scale``; else an error naming file and line."""
     where = f"{path}: line {n}"
     if len(row) != 3:
-        raise ValueError(f"{where} has {len(row)} columns; expected word1<TAB>word2<TAB>score.")
-    first, second, raw = (cell.strip() for cell in row)
-    if not first or not second:
-        raise ValueError(f"{where} has an empty term.")
+        raise ValueError(f"{where} has {len(row)} columns; expected {item}1<TAB>{item}2<TAB>score.")
+    first, second, raw = row
+    if not first.strip() or not second.strip():
+        noun = "term" if item == "word" else item
+        raise ValueError(f"{where} has an empty {noun}.")
     try:
         score = float(raw)
     except ValueError:
-        raise ValueError(f"{where}: score {raw!r} is not a number.") from None
-    low, high = UMNSRS_SCALE
+        raise ValueError(f"{where}: score {raw.strip()!r} is not a number.") from None
+    low, high = scale
     if not low <= score <= high:  # also catches nan
-        raise ValueError(f"{where}: score {raw} is outside the {low:g}-{high:g} scale.")
+        raise ValueError(f"{where}: score {raw.strip()} is outside the {low:g}-{high:g} scale.")
     return first, second, score
+
+
+def _umnsrs_row(path: Path, n: int, row: list[str]) -> tuple[str, str, float]:
+    first, second, score = _scored_pair(path, n, row, item="word", scale=UMNSRS_SCALE)
+    return first.strip(), second.strip(), score
 
 
 def read_umnsrs(name: str) -> WordPairData:
@@ -214,22 +224,7 @@ STS_SCALE = (0.0, 5.0)
 
 
 def _sts_row(path: Path, n: int, row: list[str]) -> tuple[str, str, float]:
-    where = f"{path}: line {n}"
-    if len(row) != 3:
-        raise ValueError(
-            f"{where} has {len(row)} columns; expected sentence1<TAB>sentence2<TAB>score."
-        )
-    first, second, raw = row
-    if not first.strip() or not second.strip():
-        raise ValueError(f"{where} has an empty sentence.")
-    try:
-        score = float(raw)
-    except ValueError:
-        raise ValueError(f"{where}: score {raw!r} is not a number.") from None
-    low, high = STS_SCALE
-    if not low <= score <= high:  # also catches nan
-        raise ValueError(f"{where}: score {raw} is outside the {low:g}-{high:g} scale.")
-    return first, second, score
+    return _scored_pair(path, n, row, item="sentence", scale=STS_SCALE)
 
 
 def read_sts_tsv(path: Path) -> StsData:

@@ -82,6 +82,24 @@ _NER_FORMAT = (
 )
 
 
+def _restricted_ner(name: str, *, source: str, license: str, description: str, obtain: str) -> Task:
+    return Task(
+        name=name,
+        type="NER",
+        hf_path=None,
+        revision=None,
+        eval_splits=("test",),
+        main_score="overall_f1",
+        collection="scitext",
+        builder="local",
+        train_split="train",
+        source=source,
+        license=license,
+        description=description,
+        obtain=obtain,
+    )
+
+
 def _clinical_sts(year: int, where: str) -> Task:
     return Task(
         name=f"ClinicalSTS{year}",
@@ -210,16 +228,8 @@ SCITEXT_TASKS: tuple[Task, ...] = (
         "n2c2/OHNLP 2019 Track 1 (clinical STS): register at the n2c2 data portal "
         "(https://portal.dbmi.hms.harvard.edu) and sign its data-use agreement",
     ),
-    Task(
-        name="CoNLL2003NER",
-        type="NER",
-        hf_path=None,
-        revision=None,
-        eval_splits=("test",),
-        main_score="overall_f1",
-        collection="scitext",
-        builder="local",
-        train_split="train",
+    _restricted_ner(
+        "CoNLL2003NER",
         source="CoNLL-2003 English (Reuters RCV1 news); PER, LOC, ORG, MISC",
         license="Reuters RCV1 copyright (not redistributable)",
         description="General-domain NER (four types) by the probe; entity F1 overall and per type.",
@@ -228,16 +238,8 @@ SCITEXT_TASKS: tuple[Task, ...] = (
         "https://trec.nist.gov/data/reuters/reuters.html), eng.train and eng.testb. Expected: "
         f"{_NER_FORMAT}; types PER, LOC, ORG, MISC",
     ),
-    Task(
-        name="CHEMDNERNER",
-        type="NER",
-        hf_path=None,
-        revision=None,
-        eval_splits=("test",),
-        main_score="overall_f1",
-        collection="scitext",
-        builder="local",
-        train_split="train",
+    _restricted_ner(
+        "CHEMDNERNER",
         source="BioCreative IV CHEMDNER (PubMed abstracts, chemical mentions)",
         license="no licence to redistribute",
         description="Chemical NER by the probe; entity F1.",
