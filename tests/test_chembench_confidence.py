@@ -212,3 +212,22 @@ def test_extractor_without_a_recorded_model_is_one_line(
     args = ["chembench", "score", "--questions", str(questions), "--completions", str(answers)]
     assert main([*args, "--extractor"]) == 2
     assert "does not record the model that wrote it" in capsys.readouterr().err
+
+
+def test_retries_judge_refusals_as_scoring_does(tmp_path: Path) -> None:
+    """An apology around a readable answer is not re-asked; an empty reply is."""
+    from chemteb_eval.chembench.run import generate_completions
+
+    replies = iter(["Sorry for the confusion: [ANSWER]A[/ANSWER]", "", "[ANSWER]6[/ANSWER]"])
+    calls: list[int] = []
+
+    def generate(prompts: Any) -> list[str]:
+        calls.append(len(prompts))
+        return [next(replies) for _ in prompts]
+
+    questions = [Question.from_dict(MCQ), Question.from_dict(NUM)]
+    out = tmp_path / "gen.jsonl"
+    generate_completions(questions, generate, out, max_retries=3, progress=False)
+    assert calls == [2, 1]  # both asked, then only the empty one again
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [len(r["attempts"]) for r in rows] == [1, 2]

@@ -159,7 +159,7 @@ def _cmd_chembench_generate(args: argparse.Namespace) -> int:
         shuffle_seed=args.shuffle_seed,
         confidence=args.confidence,
         max_retries=args.max_retries,
-        is_refusal=_refusal_judge(args.refusal_classifier),
+        refusal_classifier=_refusal_classifier(args.refusal_classifier),
         model=args.model,
         batch_size=args.batch_size,
         progress=not args.quiet,
@@ -174,16 +174,6 @@ def _refusal_classifier(model: str | None) -> Any:
     from .refusal import load_refusal_classifier
 
     return load_refusal_classifier(model)
-
-
-def _refusal_judge(model: str | None) -> Any:
-    """Keyword rules, and the classifier too when one is named."""
-    classifier = _refusal_classifier(model)
-    if classifier is None:
-        return None
-    from .parse import is_keyword_refusal
-
-    return lambda text: not text.strip() or is_keyword_refusal(text) or classifier(text)
 
 
 def _extractor(args: argparse.Namespace) -> Any:

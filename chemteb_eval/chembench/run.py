@@ -124,7 +124,7 @@ def generate_completions(
     shuffle_seed: int | None = None,
     confidence: bool = False,
     max_retries: int = 0,
-    is_refusal: Callable[[str], bool] | None = None,
+    refusal_classifier: Callable[[str], bool] | None = None,
     model: str | None = None,
     batch_size: int = 8,
     progress: bool = True,
@@ -132,18 +132,18 @@ def generate_completions(
     """Ask the model every question not yet answered in ``out`` (JSONL, appended line by line,
     so an interrupted run keeps what it had and resumes). Returns how many were generated.
 
-    With ``max_retries``, a completion judged a refusal (``is_refusal``: keyword rules by
-    default, or a classifier) is asked again, up to ``max_retries`` more times; the line keeps
+    With ``max_retries``, a completion judged a refusal as scoring judges it (empty, or a
+    keyword refusal — or ``refusal_classifier``'s — with no readable answer) is asked again, up
+    to ``max_retries`` more times; the line keeps
     every attempt (``attempts``, oldest first) and ``completion`` is the last one. ``model``
     (the generator's spec) is written on each line: ``score --extractor`` without a model asks
     the model under test."""
     from tqdm.auto import tqdm
 
-    from .parse import is_keyword_refusal
+    from .score import is_refusal
 
     if max_retries < 0:
         raise ValueError(f"max_retries: must be >= 0, got {max_retries}.")
-    refused = is_refusal or (lambda text: not text.strip() or is_keyword_refusal(text))
     path = Path(out)
     done = read_completions(path) if path.exists() else {}
     todo = [q for q in questions if q.key not in done]
@@ -162,7 +162,11 @@ def generate_completions(
             ]
             attempts = [[c] for c in generate(prompts)]
             for _ in range(max_retries):
-                again = [i for i, tries in enumerate(attempts) if refused(tries[-1])]
+                again = [
+                    i
+                    for i, (q, tries) in enumerate(zip(batch, attempts, strict=True))
+                    if is_refusal(tries[-1], q, mode, shuffle_seed, refusal_classifier)
+                ]
                 if not again:
                     break
                 for i, completion in zip(again, generate([prompts[i] for i in again]), strict=True):

@@ -32,6 +32,7 @@ __all__ = [
     "ScoringOptions",
     "build_prompt",
     "check_completions",
+    "is_refusal",
     "keyword_problems",
     "option_order",
     "score_chembench",
@@ -95,13 +96,13 @@ def score_question(
     opts = opts or ScoringOptions()
     mode, shuffle_seed = opts.mode, opts.shuffle_seed
     retries = 0
-    refused = opts.detect_refusals and _refused(
+    refused = opts.detect_refusals and is_refusal(
         completion, question, mode, shuffle_seed, opts.refusal_classifier
     )
     while refused and opts.retry is not None and retries < opts.max_retries:
         retries += 1
         completion = opts.retry(question, retries)
-        refused = _refused(completion, question, mode, shuffle_seed, opts.refusal_classifier)
+        refused = is_refusal(completion, question, mode, shuffle_seed, opts.refusal_classifier)
     confidence = extract_confidence(completion) if opts.read_confidence else None
     if refused:
         result = QuestionResult(question.key, False, True, False, None, "none", "refused", retries)
@@ -161,13 +162,15 @@ def _extract(
     return extract_number(completion, prefer=prefer, llm_extractor=llm_extractor)
 
 
-def _refused(
+def is_refusal(
     completion: str,
     question: Question,
     mode: str,
     seed: int | None,
     classifier: Callable[[str], bool] | None,
 ) -> bool:
+    """Whether ``completion`` refuses ``question``: empty, or flagged by the keyword rules (or
+    ``classifier``) without a readable answer."""
     # An empty completion is a refusal to answer; a readable answer is never one, whatever
     # apology surrounds it ("Sorry for the confusion: [ANSWER]B[/ANSWER]").
     if not completion.strip():
