@@ -25,6 +25,7 @@ COMMANDS = (
     evaluate.add_run,
     evaluate.add_rank,
     evaluate.add_compare,
+    evaluate.add_compare_domains,
     hub.add_publish_metrics,
     hub.add_publish_dataset,
     hub.add_push_results,

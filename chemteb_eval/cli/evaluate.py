@@ -222,7 +222,85 @@ def add_rank(sub: Subparsers) -> None:
         action="store_true",
         help="add 95%% rank intervals (tasks resampled, 1,000 times) and the group tied with #1",
     )
+    ranker.add_argument(
+        "--correlations",
+        metavar="DIR",
+        help="also write the task x task and model x model Spearman and Pearson matrices as CSV",
+    )
     ranker.set_defaults(func=_cmd_rank)
+
+
+def add_compare_domains(sub: Subparsers) -> None:
+    comp = sub.add_parser(
+        "compare-domains",
+        help="ChemTEB against general-domain MTEB per task type: does the MTEB rank carry over?",
+    )
+    comp.add_argument("results", nargs="+", help="ChemTEB result folders (as for chemteb rank)")
+    comp.add_argument("-b", "--benchmark", default="ChemTEB(paper)")
+    comp.add_argument("--model-table", help="CSV with results_dir,model_id (as for rank)")
+    comp.add_argument(
+        "--mteb-scores",
+        help="MTEB(eng, v1) scores CSV (default: ../shared/reference/mteb_eng_v1_scores.csv)",
+    )
+    comp.add_argument(
+        "--mteb-results",
+        action="append",
+        metavar="DIR",
+        help="your models' MTEB results folder(s) (MTEB's layout), added to the CSV's models",
+    )
+    comp.add_argument(
+        "--min-mteb-coverage",
+        type=float,
+        default=1.0,
+        help="share of a type's MTEB tasks a model needs to be plotted (default 1: all)",
+    )
+    comp.add_argument("--json", action="store_true")
+    comp.set_defaults(func=_cmd_compare_domains)
+
+
+def _cmd_compare_domains(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from chemteb_eval import tasks
+    from chemteb_eval._env import shared_data_root
+    from chemteb_eval.errors import ChemtebError
+    from chemteb_eval.results.domains import compare_domains, read_mteb_csv, read_mteb_folder
+    from chemteb_eval.results.ranking import read_results
+
+    default = shared_data_root().parent / "reference" / "mteb_eng_v1_scores.csv"
+    source = Path(args.mteb_scores) if args.mteb_scores else default
+    if not source.is_file():
+        raise ChemtebError(
+            f"--mteb-scores: {source} is not there; pass the MTEB(eng, v1) scores CSV "
+            "(model_id, task, task_type, split, main_score)."
+        )
+    mteb = read_mteb_csv(source)
+    for folder in args.mteb_results or []:
+        if not Path(folder).is_dir():
+            raise ValueError(f"--mteb-results: {folder} is not a folder.")
+        mteb = read_mteb_folder(folder, mteb)
+    bench = tasks.get_benchmark(args.benchmark)
+    models = read_results(args.results, bench, model_table=args.model_table)
+    out = compare_domains(models, bench, mteb, min_mteb_coverage=args.min_mteb_coverage)
+    if args.json:
+        print(json.dumps([c.to_dict() for c in out], indent=1))
+        return 0
+    for c in out:
+        rho = "-" if c.rho is None else f"{c.rho:+.3f}"
+        ci = "" if c.interval is None else f" (95% {c.interval[0]:+.2f} to {c.interval[1]:+.2f})"
+        gaps = [chem - general for general, chem in c.points.values()]
+        higher = sum(g > 0 for g in gaps)
+        print(
+            f"\n{c.kind} ({c.metric} on both axes; {c.n_mteb_tasks} MTEB, {c.n_chemteb_tasks} "
+            f"ChemTEB tasks): {len(c.points)} models, Spearman {rho}{ci}; ChemTEB higher for "
+            f"{higher}, mean ChemTEB - MTEB {sum(gaps) / len(gaps) if gaps else 0:+.3f}"
+        )
+        for model, general, chem in c.rank_changes[:3]:
+            print(f"  {model[:44]:<44} MTEB rank {general:>2} -> ChemTEB rank {chem:>2}")
+        for model, why in sorted(c.excluded.items()):
+            print(f"  [not plotted] {model}: {why}")
+    return 0
 
 
 def add_compare(sub: Subparsers) -> None:
@@ -271,6 +349,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     bench = tasks.get_benchmark(args.benchmark)
     models = read_results(args.results, bench, model_table=args.model_table)
     rows = rank_models(models, bench)
+    if args.correlations:
+        _write_correlations(models, bench, args.model_table, args.correlations)
     skipped = [s for m in models for s in m.skipped]
     intervals = rank_uncertainty(models, bench) if args.ci else {}
     for r in rows:
@@ -310,3 +390,26 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     for line in skipped:
         print(f"[skipped] {line}", file=sys.stderr)
     return 0
+
+
+def _write_correlations(models: Any, bench: Any, model_table: str | None, folder: str) -> None:
+    from pathlib import Path
+
+    from chemteb_eval.results.correlations import (
+        model_correlations,
+        task_correlations,
+        write_matrix,
+    )
+    from chemteb_eval.results.ranking import read_model_table
+
+    families = {
+        row["model_id"]: row.get("family", "")
+        for row in (read_model_table(model_table).values() if model_table else [])
+    }
+    out = Path(folder)
+    tasks_matrix = task_correlations(models, bench)
+    models_matrix = model_correlations(models, bench, families)
+    for name, matrix in (("tasks", tasks_matrix), ("models", models_matrix)):
+        for kind in ("spearman", "pearson"):
+            write_matrix(matrix, out / f"{name}_{kind}.csv", kind)
+    print(f"correlation matrices (tasks x tasks, models x models; Spearman, Pearson) in {out}")

@@ -1,0 +1,245 @@
+"""ChemTEB against general-domain MTEB, per task type (the ChemTEB paper's Figure 3): does a
+model's MTEB rank carry over to chemistry?
+
+Per task type present in both benchmarks (classification, clustering, pair classification,
+retrieval), each model's mean over the type's tasks on each side, Spearman's rho between the two
+rankings with a bootstrap interval over models, and the models that gain or lose most ranks.
+Like is compared with like: the ChemTEB side uses the metric MTEB's English leaderboard shows for
+the type (``AXIS_METRICS``: accuracy, V-measure, AP, nDCG@10), not the paper's ranking metric.
+
+A model is plotted for a type only with every ChemTEB task of the type and at least
+``min_mteb_coverage`` of the MTEB tasks of the type (default all of them); the others are listed
+with what they lack, never plotted with a silently partial mean.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chemteb_eval.tasks import Benchmark, benchmark_tasks
+
+from .ranking import ModelResults, scan_results
+
+__all__ = [
+    "AXIS_METRICS",
+    "DOMAIN_TYPES",
+    "DomainComparison",
+    "MtebScores",
+    "compare_domains",
+    "read_mteb_csv",
+    "read_mteb_folder",
+]
+
+DOMAIN_TYPES = ("Classification", "Clustering", "PairClassification", "Retrieval")
+# The metric each axis shows, per type: MTEB(eng, v1)'s main scores (its leaderboard's metrics).
+AXIS_METRICS = {
+    "Classification": "accuracy",
+    "Clustering": "v_measure",
+    "PairClassification": "max_ap",
+    "Retrieval": "ndcg_at_10",
+}
+
+
+@dataclass
+class MtebScores:
+    """General-domain MTEB scores: ``{model: {task: score}}`` and each task's type."""
+
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    task_types: dict[str, str] = field(default_factory=dict)
+    splits: dict[str, str] = field(default_factory=dict)
+
+    def tasks_of(self, kind: str) -> list[str]:
+        return sorted(t for t, k in self.task_types.items() if k == kind)
+
+
+def read_mteb_csv(path: str | Path) -> MtebScores:
+    """``mteb_eng_v1_scores.csv`` (``model_id, task, task_type, split, main_score, ...``): one
+    row per model and task; a row that is not a finite score is an error naming its line."""
+    out = MtebScores()
+    with Path(path).open(encoding="utf-8", newline="") as handle:
+        rows = csv.DictReader(handle)
+        missing = {"model_id", "task", "task_type", "main_score"} - set(rows.fieldnames or ())
+        if missing:
+            raise ValueError(f"{path}: no column(s) {sorted(missing)}.")
+        for n, row in enumerate(rows, start=2):
+            try:
+                score = float(row["main_score"])
+            except ValueError:
+                raise ValueError(f"{path}: line {n}: main_score {row['main_score']!r}.") from None
+            if not math.isfinite(score):
+                raise ValueError(f"{path}: line {n}: main_score is not finite.")
+            out.scores.setdefault(row["model_id"], {})[row["task"]] = score
+            out.task_types[row["task"]] = row["task_type"]
+            out.splits[row["task"]] = row.get("split") or "test"
+    return out
+
+
+# The English subset of a multilingual MTEB(eng, v1) task, as that benchmark selects it.
+_ENGLISH_SUBSETS = ("default", "en", "en-en")
+
+
+def read_mteb_folder(root: str | Path, reference: MtebScores) -> MtebScores:
+    """A user's MTEB results folder (``<org__model>/<revision>/<Task>.json``, read with the
+    result-file reader): the main score of each task ``reference`` knows, on its split and
+    English subset, added to a copy of ``reference`` under the folder's model name."""
+    out = MtebScores(
+        {m: dict(s) for m, s in reference.scores.items()},
+        dict(reference.task_types),
+        dict(reference.splits),
+    )
+    for model in scan_results([Path(root)]):
+        found: dict[str, float] = {}
+        for file in model.files:  # oldest first: a newer file wins
+            task = file.task_name
+            if task not in reference.task_types:
+                continue
+            entries = {
+                subset: entry
+                for split, subset, entry in file.entries()
+                if split == reference.splits.get(task, "test")
+            }
+            subset = next((s for s in _ENGLISH_SUBSETS if s in entries), None)
+            if subset is not None:
+                found[task] = float(entries[subset]["main_score"])
+        if found:
+            out.scores[model.name] = found
+    return out
+
+
+@dataclass
+class DomainComparison:
+    """One task type's comparison."""
+
+    kind: str
+    metric: str
+    points: dict[str, tuple[float, float]]  # model -> (MTEB mean, ChemTEB mean)
+    rho: float | None
+    interval: tuple[float, float] | None
+    rank_changes: list[tuple[str, int, int]]  # (model, MTEB rank, ChemTEB rank), by change
+    excluded: dict[str, str]  # model -> what it lacks
+    n_mteb_tasks: int
+    n_chemteb_tasks: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.kind,
+            "metric": self.metric,
+            "n_mteb_tasks": self.n_mteb_tasks,
+            "n_chemteb_tasks": self.n_chemteb_tasks,
+            "points": {m: {"mteb": a, "chemteb": b} for m, (a, b) in self.points.items()},
+            "spearman": self.rho,
+            "spearman_interval": list(self.interval) if self.interval else None,
+            "rank_changes": [
+                {"model": m, "mteb_rank": a, "chemteb_rank": b} for m, a, b in self.rank_changes
+            ],
+            "excluded": self.excluded,
+        }
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho by hand (average ranks, then Pearson): NaN, without a warning, when a
+    resample makes either side constant (scipy warns there, and the warning is no error)."""
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x), rankdata(y)
+    sx, sy = rx.std(), ry.std()
+    if sx == 0 or sy == 0:
+        return math.nan
+    value = float(((rx - rx.mean()) * (ry - ry.mean())).mean() / (sx * sy))
+    return max(-1.0, min(1.0, value))  # rounding can land 2e-16 outside
+
+
+def _ranks(values: Mapping[str, float]) -> dict[str, int]:
+    return {m: 1 + sum(1 for v in values.values() if v > x) for m, x in values.items()}
+
+
+def compare_domains(
+    models: Iterable[ModelResults],
+    bench: Benchmark,
+    mteb: MtebScores,
+    *,
+    min_mteb_coverage: float = 1.0,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> list[DomainComparison]:
+    """Per type in ``DOMAIN_TYPES`` that ``bench`` has: the points, Spearman's rho with a 95%
+    percentile bootstrap interval over models (resampled with replacement; resamples where a
+    side is constant are left out), the rank changes (largest first) and the excluded models."""
+    if not 0 < min_mteb_coverage <= 1:
+        raise ValueError(f"min_mteb_coverage: must be in (0, 1], got {min_mteb_coverage}.")
+    models = list(models)
+    tasks = benchmark_tasks(bench)
+    out = []
+    for kind in DOMAIN_TYPES:
+        chem_tasks = [t.name for t in tasks if t.type == kind]
+        mteb_tasks = mteb.tasks_of(kind)
+        if not chem_tasks or not mteb_tasks:
+            continue
+        metric = AXIS_METRICS[kind]
+        need = math.ceil(min_mteb_coverage * len(mteb_tasks))
+        points, excluded = {}, {}
+        for model in models:
+            chem = [model.details.get(t, {}).get(metric) for t in chem_tasks]
+            general = [mteb.scores.get(model.model, {}).get(t) for t in mteb_tasks]
+            have_general = [g for g in general if g is not None]
+            if any(c is None for c in chem):
+                excluded[model.model] = (
+                    f"{sum(c is None for c in chem)} of {len(chem_tasks)} ChemTEB {kind} tasks "
+                    f"without {metric}"
+                )
+            elif len(have_general) < need:
+                excluded[model.model] = (
+                    f"{len(have_general)} of {len(mteb_tasks)} MTEB {kind} tasks (needs {need})"
+                )
+            else:
+                points[model.model] = (
+                    float(np.mean(have_general)),
+                    float(np.mean([c for c in chem if c is not None])),
+                )
+        out.append(
+            _one_type(
+                kind, metric, points, excluded, len(mteb_tasks), len(chem_tasks), resamples, seed
+            )
+        )
+    return out
+
+
+def _one_type(
+    kind: str,
+    metric: str,
+    points: dict[str, tuple[float, float]],
+    excluded: dict[str, str],
+    n_mteb: int,
+    n_chem: int,
+    resamples: int,
+    seed: int,
+) -> DomainComparison:
+    rho, interval = None, None
+    if len(points) >= 3:
+        x = np.array([p[0] for p in points.values()])
+        y = np.array([p[1] for p in points.values()])
+        value = _spearman(x, y)
+        rho = None if math.isnan(value) else value
+        rng = np.random.default_rng(seed)
+        draws = [
+            _spearman(x[idx], y[idx])
+            for idx in (rng.integers(0, len(x), len(x)) for _ in range(resamples))
+        ]
+        kept = np.array([d for d in draws if not math.isnan(d)])
+        if kept.size:
+            low, high = np.quantile(kept, [0.025, 0.975])
+            interval = (float(low), float(high))
+    general = _ranks({m: p[0] for m, p in points.items()})
+    chem = _ranks({m: p[1] for m, p in points.items()})
+    changes = sorted(
+        ((m, general[m], chem[m]) for m in points),
+        key=lambda r: (-abs(r[1] - r[2]), r[0]),
+    )
+    return DomainComparison(kind, metric, points, rho, interval, changes, excluded, n_mteb, n_chem)
