@@ -23,7 +23,14 @@ from chemteb_eval.tasks import Benchmark, benchmark_tasks
 
 from .ranking import ModelResults
 
-__all__ = ["Correlations", "model_correlations", "task_correlations", "write_matrix"]
+__all__ = [
+    "Correlations",
+    "model_correlations",
+    "pearson",
+    "spearman",
+    "task_correlations",
+    "write_matrix",
+]
 
 MIN_PAIRS = 3  # fewer common models (or tasks) than this: no correlation
 
@@ -38,22 +45,28 @@ class Correlations:
     pearson: list[list[float | None]]
 
 
-def _pair(a: np.ndarray, b: np.ndarray) -> tuple[float | None, float | None]:
+def pearson(u: np.ndarray, v: np.ndarray) -> float | None:
+    """Pearson's r; ``None`` when either side is constant (scipy would warn and give NaN)."""
+    su, sv = u.std(), v.std()
+    if su == 0 or sv == 0:
+        return None
+    value = float(((u - u.mean()) * (v - v.mean())).mean() / (su * sv))
+    return max(-1.0, min(1.0, value))  # rounding can land 2e-16 outside
+
+
+def spearman(u: np.ndarray, v: np.ndarray) -> float | None:
+    """Spearman's rho: Pearson of the average ranks (ties as scipy's ``spearmanr``)."""
     from scipy.stats import rankdata
 
+    return pearson(rankdata(u), rankdata(v))
+
+
+def _pair(a: np.ndarray, b: np.ndarray) -> tuple[float | None, float | None]:
     keep = ~(np.isnan(a) | np.isnan(b))
     if keep.sum() < MIN_PAIRS:
         return None, None
     x, y = a[keep], b[keep]
-
-    def pearson(u: np.ndarray, v: np.ndarray) -> float | None:
-        su, sv = u.std(), v.std()
-        if su == 0 or sv == 0:
-            return None
-        value = float(((u - u.mean()) * (v - v.mean())).mean() / (su * sv))
-        return max(-1.0, min(1.0, value))  # rounding can land 2e-16 outside
-
-    return pearson(rankdata(x), rankdata(y)), pearson(x, y)
+    return spearman(x, y), pearson(x, y)
 
 
 def _matrix(columns: np.ndarray, labels: list[str], groups: list[str]) -> Correlations:

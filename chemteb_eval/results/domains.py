@@ -25,6 +25,7 @@ import numpy as np
 
 from chemteb_eval.tasks import Benchmark, benchmark_tasks
 
+from .correlations import spearman
 from .ranking import ModelResults, scan_results
 
 __all__ = [
@@ -143,19 +144,6 @@ class DomainComparison:
         }
 
 
-def _spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho by hand (average ranks, then Pearson): NaN, without a warning, when a
-    resample makes either side constant (scipy warns there, and the warning is no error)."""
-    from scipy.stats import rankdata
-
-    rx, ry = rankdata(x), rankdata(y)
-    sx, sy = rx.std(), ry.std()
-    if sx == 0 or sy == 0:
-        return math.nan
-    value = float(((rx - rx.mean()) * (ry - ry.mean())).mean() / (sx * sy))
-    return max(-1.0, min(1.0, value))  # rounding can land 2e-16 outside
-
-
 def _ranks(values: Mapping[str, float]) -> dict[str, int]:
     return {m: 1 + sum(1 for v in values.values() if v > x) for m, x in values.items()}
 
@@ -225,14 +213,13 @@ def _one_type(
     if len(points) >= 3:
         x = np.array([p[0] for p in points.values()])
         y = np.array([p[1] for p in points.values()])
-        value = _spearman(x, y)
-        rho = None if math.isnan(value) else value
+        rho = spearman(x, y)
         rng = np.random.default_rng(seed)
         draws = [
-            _spearman(x[idx], y[idx])
+            spearman(x[idx], y[idx])
             for idx in (rng.integers(0, len(x), len(x)) for _ in range(resamples))
         ]
-        kept = np.array([d for d in draws if not math.isnan(d)])
+        kept = np.array([d for d in draws if d is not None])
         if kept.size:
             low, high = np.quantile(kept, [0.025, 0.975])
             interval = (float(low), float(high))
