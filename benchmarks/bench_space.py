@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "space"))
 
 import app  # noqa: E402
-from synthetic import write_synthetic_results  # noqa: E402
+from synthetic import write_synthetic_mteb_scores, write_synthetic_results  # noqa: E402
 
 
 def timed(fn: Any, repeats: int) -> tuple[float, float]:
@@ -65,6 +65,10 @@ def main() -> None:
     baseline = min(timed(lambda: a @ a.T, 5))
     results = Path(tempfile.mkdtemp(prefix="chemteb-space-bench-"))
     write_synthetic_results(results, n_models=args.models, seed=0, incomplete=5, malformed=3)
+    # general-domain scores beside the results, where the app looks for them
+    write_synthetic_mteb_scores(
+        results / app.MTEB_SCORES_FILE, n_models=args.models, seed=1, missing=3
+    )
     n_tasks = len(list((next(results.glob("synthetic-org0__*")) / ("0" * 40)).glob("*.json"))) - 1
 
     start = time.perf_counter()
@@ -74,10 +78,21 @@ def main() -> None:
     v = app.parse_query(state, {})
     cases = {
         "filters changed (all tables, CSVs, plots)": lambda: app.view_all(
-            state, bench, "open", ["100M-500M", "< 100M"], [], "model", "", "Retrieval", []
+            state,
+            bench,
+            "open",
+            ["100M-500M", "< 100M"],
+            [],
+            "model",
+            "",
+            "Retrieval",
+            [],
+            "Retrieval",
+            "models",
+            "spearman",
         ),
         "benchmark switched (no filters)": lambda: app.view_all(
-            state, bench, "all", [], [], "", "", v["type"], []
+            state, bench, "all", [], [], "", "", v["type"], [], v["vs_type"], "tasks", "spearman"
         ),
         "task picked": lambda: app.view_task(state, bench, "all", [], [], "", "ChemNQRetrieval"),
         "task type of the distribution": lambda: app.view_distribution(
@@ -85,6 +100,15 @@ def main() -> None:
         ),
         "radar models": lambda: app.view_radar(
             state, bench, "all", [], [], "", [r["Model"] for r in state.boards[bench].overall[:5]]
+        ),
+        "ChemTEB vs MTEB type (bootstrap of rho, 1,000 resamples)": lambda: app.view_domains(
+            state, bench, "all", [], [], "", "Pair classification"
+        ),
+        "correlations, task x task": lambda: app.view_correlations(
+            state, bench, "all", [], [], "", "tasks", "spearman"
+        ),
+        "correlations, model x model (clustered)": lambda: app.view_correlations(
+            state, bench, "all", [], [], "", "models", "pearson"
         ),
     }
     rows = [(name, *timed(fn, args.repeats)) for name, fn in cases.items()]
@@ -119,7 +143,19 @@ def main() -> None:
             client = Client(
                 url, verbose=False, download_files=False
             )  # as a browser: no file fetches
-            controls = [bench, "open", ["< 100M"], [], "model", "ChemNQRetrieval", "Retrieval", []]
+            controls = [
+                bench,
+                "open",
+                ["< 100M"],
+                [],
+                "model",
+                "ChemNQRetrieval",
+                "Retrieval",
+                [],
+                "Retrieval",
+                "tasks",
+                "spearman",
+            ]
             http_rows.append(
                 (
                     "filters changed, over HTTP",
@@ -137,6 +173,21 @@ def main() -> None:
                     ),
                 )
             )
+            for label, api, extra in (
+                ("ChemTEB vs MTEB type, over HTTP", "/domains", ["Pair classification"]),
+                ("model x model correlations, over HTTP", "/correlations", ["models", "spearman"]),
+            ):
+                http_rows.append(
+                    (
+                        label,
+                        *timed(
+                            lambda api=api, extra=extra: client.predict(
+                                *controls[:5], *extra, api_name=api
+                            ),
+                            args.repeats,
+                        ),
+                    )
+                )
             if not args.no_browser and Path("/usr/bin/chromium").exists():
                 page_s = page_load_seconds(url)
         finally:

@@ -33,6 +33,14 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # views.py, when run as a script
 
+from analysis import (
+    DOMAIN_LABELS,
+    MATRICES,
+    METHODS,
+    correlation_view,
+    domain_view,
+    names_of,
+)
 from views import (
     datatypes,
     display,
@@ -41,9 +49,11 @@ from views import (
     filtered,
     frame,
     radar_figure,
+    write_body,
     write_csv,
 )
 
+from chemteb_eval.results.domains import MtebScores, read_mteb_csv, read_mteb_folder
 from chemteb_eval.results.leaderboard import (
     SIZE_BUCKETS,
     TYPE_LABELS,
@@ -66,10 +76,27 @@ TABS = (
     "efficiency",
     "distribution",
     "radar",
+    "domains",
+    "correlations",
     "about",
 )
 # URL parameter -> control, in the order the handlers take them.
-PARAMS = ("benchmark", "open", "size", "family", "q", "task", "type", "models")
+PARAMS = (
+    "benchmark",
+    "open",
+    "size",
+    "family",
+    "q",
+    "task",
+    "type",
+    "models",
+    "vs_type",
+    "matrix",
+    "method",
+)
+# The MTEB(eng, v1) scores file looked for in (and beside) each results folder, as
+# paper_models.csv is: ../shared/reference/ has one, and a results repo can hold one at its root.
+MTEB_SCORES_FILE = "mteb_eng_v1_scores.csv"
 
 
 @dataclass
@@ -80,6 +107,9 @@ class AppState:
     default_benchmark: str
     families: list[str]
     source: str = ""
+    mteb: MtebScores | None = None  # general-domain scores for the "ChemTEB vs MTEB" tab
+    mteb_source: str = ""
+    min_mteb_coverage: float = 1.0
 
 
 def build_state(
@@ -88,6 +118,9 @@ def build_state(
     model_table: str | Path | None = None,
     default_benchmark: str = "ChemTEB(paper)",
     source: str = "",
+    mteb_scores: str | Path | None = None,
+    mteb_results: Sequence[str | Path] = (),
+    min_mteb_coverage: float = 1.0,
 ) -> AppState:
     """Read every result folder once and build each benchmark's leaderboard.
 
@@ -97,6 +130,10 @@ def build_state(
             ``paper_models.csv`` beside a results folder.
         default_benchmark: the benchmark shown first.
         source: where the results came from, for the page header.
+        mteb_scores: MTEB(eng, v1) scores (``mteb_eng_v1_scores.csv``'s columns); default the
+            file of that name in or beside a results folder, if there is one.
+        mteb_results: MTEB results folders (MTEB's layout) adding models to those scores.
+        min_mteb_coverage: share of a type's MTEB tasks a model needs to be plotted.
     """
     roots = [Path(r) for r in results]
     scanned: list[ScannedModel] = scan_results(roots, model_table=model_table)
@@ -118,9 +155,44 @@ def build_state(
     if default_benchmark not in boards:
         raise ValueError(f"default_benchmark: {default_benchmark!r}; use one of {list(boards)}.")
     families = sorted({f.family for b in boards.values() for f in b.facts.values()})
+    if not 0 < min_mteb_coverage <= 1:
+        raise ValueError(f"min_mteb_coverage: must be in (0, 1], got {min_mteb_coverage}.")
+    mteb, mteb_source = _mteb_scores(roots, mteb_scores, mteb_results)
     return AppState(
-        boards=boards, default_benchmark=default_benchmark, families=families, source=source
+        boards=boards,
+        default_benchmark=default_benchmark,
+        families=families,
+        source=source,
+        mteb=mteb,
+        mteb_source=mteb_source,
+        min_mteb_coverage=min_mteb_coverage,
     )
+
+
+def _mteb_scores(
+    roots: Sequence[Path], path: str | Path | None, folders: Sequence[str | Path]
+) -> tuple[MtebScores | None, str]:
+    """The MTEB scores and where they came from (``None`` when there are none)."""
+    if path is not None and not Path(path).is_file():
+        raise ValueError(f"mteb_scores: {path} is not a file; pass {MTEB_SCORES_FILE}'s path.")
+    candidates = (
+        [Path(path)] if path else [p / MTEB_SCORES_FILE for r in roots for p in (r, r.parent)]
+    )
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        if folders:
+            raise ValueError(
+                f"mteb_results: needs the MTEB(eng, v1) scores too (the task list and "
+                f"types); pass mteb_scores ({MTEB_SCORES_FILE})."
+            )
+        return None, ""
+    mteb = read_mteb_csv(found)
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise ValueError(f"mteb_results: {folder} is not a folder.")
+        mteb = read_mteb_folder(folder, mteb)
+    extra = f" and {', '.join(map(str, folders))}" if folders else ""
+    return mteb, f"`{found.name}` ({len(mteb.scores)} models){extra}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,9 +364,54 @@ def view_radar(
     ]
 
 
+def view_domains(
+    state: AppState,
+    bench: str,
+    openness: str,
+    sizes: Sequence[str],
+    families: Sequence[str],
+    query: str,
+    vs_type: str,
+) -> list[Any]:
+    """ChemTEB vs MTEB for one task type: the scatter, its note, the points' table and CSV."""
+    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    names = names_of(filtered(board, board.overall, _filters(openness, sizes, families, query)))
+    figure, note, df = domain_view(
+        board,
+        state.mteb,
+        names,
+        vs_type,
+        min_mteb_coverage=state.min_mteb_coverage,
+        source=state.mteb_source,
+    )
+    label = vs_type if vs_type in DOMAIN_LABELS else DOMAIN_LABELS[0]
+    name = f"{board.benchmark.name}-vs-MTEB-{label}"
+    return [figure, note, _table(df), write_csv(df, name)]
+
+
+def view_correlations(
+    state: AppState,
+    bench: str,
+    openness: str,
+    sizes: Sequence[str],
+    families: Sequence[str],
+    query: str,
+    matrix: str,
+    method: str,
+) -> list[Any]:
+    """The correlation heatmap (tasks or models; Spearman or Pearson), its note and CSV."""
+    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    names = names_of(filtered(board, board.overall, _filters(openness, sizes, families, query)))
+    matrix = matrix if matrix in dict(MATRICES).values() else "tasks"
+    method = method if method in dict(METHODS).values() else "spearman"
+    figure, note, body = correlation_view(board, names, matrix, method)
+    return [figure, note, write_body(body, f"{board.benchmark.name}-{matrix}_{method}")]
+
+
 def view_all(state: AppState, *values: Any) -> list[Any]:
     """Every output, from the controls' values in ``PARAMS`` order."""
-    bench, openness, sizes, families, query, task, type_label, models = values
+    bench, openness, sizes, families, query, task, type_label, models = values[:8]
+    vs_type, matrix, method = values[8:]
     base = (state, bench, openness, sizes, families, query)
     return [
         *view_tables(*base),
@@ -302,6 +419,8 @@ def view_all(state: AppState, *values: Any) -> list[Any]:
         *view_efficiency(*base),
         view_distribution(*base, type_label),
         *view_radar(*base, models),
+        *view_domains(*base, vs_type),
+        *view_correlations(*base, matrix, method),
     ]
 
 
@@ -314,6 +433,7 @@ def parse_query(state: AppState, params: Mapping[str, str]) -> dict[str, Any]:
         return [v for v in params.get(name, "").split(",") if v]
 
     tab = params.get("tab", "overall")
+    matrices, methods = dict(MATRICES).values(), dict(METHODS).values()
     return {
         "benchmark": bench,
         "open": params.get("open", "all") if params.get("open") in OPENNESS else "all",
@@ -323,6 +443,11 @@ def parse_query(state: AppState, params: Mapping[str, str]) -> dict[str, Any]:
         "task": params.get("task", ""),
         "type": params.get("type", TYPE_LABELS["Classification"]),
         "models": listed("models"),
+        "vs_type": params["vs_type"]
+        if params.get("vs_type") in DOMAIN_LABELS
+        else DOMAIN_LABELS[0],
+        "matrix": params["matrix"] if params.get("matrix") in matrices else "tasks",
+        "method": params["method"] if params.get("method") in methods else "spearman",
         "tab": tab if tab in TABS else "overall",
     }
 
@@ -393,6 +518,18 @@ comparable on the same machine: the plot has one panel per hardware (the paper's
 our runs: the GPU or CPU model that `run_meta.json` records), each with its own Pareto front. API
 models' times are network calls.
 
+### ChemTEB vs MTEB, and the correlations
+*ChemTEB vs MTEB* puts each model's general-domain MTEB(eng, v1) mean next to its ChemTEB mean,
+per task type both benchmarks have (the paper's Figure 3), with the same metric on both axes —
+MTEB's leaderboard metric for the type: accuracy, V-measure, AP, nDCG@10 — and Spearman's rho
+between the two rankings with a 95% bootstrap interval (1,000 resamples of the models). A model
+is plotted only with every ChemTEB task of the type and every MTEB task of the type; the others
+are listed with what they lack. *Correlations* shows how the models' scores on two tasks move
+together (task × task, grouped by type: a negative value inside a type means its tasks reward
+different abilities) and how two models' scores over the tasks move together (model × model,
+ordered by hierarchical clustering, families named). Both follow the filters, and
+`chemteb compare-domains` / `chemteb rank --correlations` compute the same numbers.
+
 ### Submitting results
 Run `pip install "chemteb-eval[run]" && chemteb run --model <your model> --benchmark "ChemTEB(paper)"`
 (or `ChemTEB`), which writes `results/<org__model>/<revision>/<Task>.json` in MTEB's layout with a
@@ -424,10 +561,36 @@ class _Page:
     dist_plot: Any = None
     radar_models: Any = None
     radar_plot: Any = None
+    vs_type: Any = None
+    vs_plot: Any = None
+    vs_note: Any = None
+    vs_table: Any = None
+    vs_csv: Any = None
+    matrix: Any = None
+    method: Any = None
+    corr_plot: Any = None
+    corr_note: Any = None
+    corr_csv: Any = None
 
     @property
     def controls(self) -> list[Any]:
-        return [*self.filters, self.task, self.type_pick, self.radar_models]
+        return [
+            *self.filters,
+            self.task,
+            self.type_pick,
+            self.radar_models,
+            self.vs_type,
+            self.matrix,
+            self.method,
+        ]
+
+    @property
+    def domain_outputs(self) -> list[Any]:
+        return [self.vs_plot, self.vs_note, self.vs_table, self.vs_csv]
+
+    @property
+    def correlation_outputs(self) -> list[Any]:
+        return [self.corr_plot, self.corr_note, self.corr_csv]
 
     @property
     def task_outputs(self) -> list[Any]:
@@ -439,7 +602,13 @@ class _Page:
         for table, csv_button in zip(self.type_tables, self.type_csvs, strict=True):
             tables += [table, csv_button]
         plots = [self.eff_plot, self.eff_csv, self.dist_plot, self.radar_models, self.radar_plot]
-        return [*tables, *self.task_outputs, *plots]
+        return [
+            *tables,
+            *self.task_outputs,
+            *plots,
+            *self.domain_outputs,
+            *self.correlation_outputs,
+        ]
 
 
 def build_demo(state: AppState) -> gr.Blocks:
@@ -459,6 +628,7 @@ def build_demo(state: AppState) -> gr.Blocks:
         with gr.Tabs():
             _table_tabs(page)
             _view_tabs(state, default, page)
+            _analysis_tabs(default, page)
             with gr.Tab("About", id="about", elem_id="tab-about") as page.tabs["about"]:
                 gr.Markdown(ABOUT)
         _wire(demo, state, page)
@@ -539,6 +709,36 @@ def _view_tabs(state: AppState, default: dict[str, Any], page: _Page) -> None:
         page.radar_plot = gr.Plot(elem_id="radar-plot")
 
 
+def _analysis_tabs(default: dict[str, Any], page: _Page) -> None:
+    """The paper's analysis views: ChemTEB vs MTEB per task type, the correlation matrices."""
+    with gr.Tab("ChemTEB vs MTEB", id="domains", elem_id="tab-domains") as page.tabs["domains"]:
+        gr.Markdown(
+            "Does a model's rank on general-domain MTEB carry over to chemistry? Each point is "
+            "a model: its MTEB(eng, v1) mean against its ChemTEB mean for one task type, the "
+            "same metric on both axes."
+        )
+        page.vs_type = gr.Radio(
+            list(DOMAIN_LABELS), value=default["vs_type"], label="Task type", elem_id="vs-type"
+        )
+        page.vs_plot = gr.Plot(elem_id="domains-plot")
+        page.vs_note = gr.Markdown(elem_id="domains-note")
+        page.vs_table = gr.Dataframe(elem_id="domains-table", interactive=False, max_height=600)
+        page.vs_csv = gr.DownloadButton("Download CSV", elem_id="domains-csv", size="sm")
+    with gr.Tab("Correlations", id="correlations", elem_id="tab-correlations") as page.tabs[
+        "correlations"
+    ]:
+        with gr.Row():
+            page.matrix = gr.Radio(
+                list(MATRICES), value=default["matrix"], label="Matrix", elem_id="matrix"
+            )
+            page.method = gr.Radio(
+                list(METHODS), value=default["method"], label="Correlation", elem_id="method"
+            )
+        page.corr_note = gr.Markdown(elem_id="correlations-note")
+        page.corr_plot = gr.Plot(elem_id="correlations-plot")
+        page.corr_csv = gr.DownloadButton("Download CSV", elem_id="correlations-csv", size="sm")
+
+
 def _wire(demo: gr.Blocks, state: AppState, page: _Page) -> None:
     """The events: filters redraw everything; each picker its own view; tabs and load follow
     the URL."""
@@ -555,18 +755,50 @@ def _wire(demo: gr.Blocks, state: AppState, page: _Page) -> None:
             trigger_mode="always_last",
             show_progress="hidden",
         )
-    # The task, distribution and radar pickers: same wiring, each with its own view.
-    pickers = (
-        (page.task, view_task, page.task_outputs, "task", "task"),
-        (page.type_pick, view_distribution, page.dist_plot, "type", "distribution"),
-        (page.radar_models, view_radar, [page.radar_models, page.radar_plot], "models", "radar"),
+    # The task, distribution, radar and analysis pickers: same wiring, each with its own view.
+    corr_controls = [page.matrix, page.method]
+    pickers: tuple[tuple[Any, Any, Any, list[Any], list[str], str], ...] = (
+        (page.task, view_task, page.task_outputs, [page.task], ["task"], "task"),
+        (
+            page.type_pick,
+            view_distribution,
+            page.dist_plot,
+            [page.type_pick],
+            ["type"],
+            "distribution",
+        ),
+        (
+            page.radar_models,
+            view_radar,
+            [page.radar_models, page.radar_plot],
+            [page.radar_models],
+            ["models"],
+            "radar",
+        ),
+        (page.vs_type, view_domains, page.domain_outputs, [page.vs_type], ["vs_type"], "domains"),
+        (
+            page.matrix,
+            view_correlations,
+            page.correlation_outputs,
+            corr_controls,
+            ["matrix", "method"],
+            "correlations",
+        ),
+        (
+            page.method,
+            view_correlations,
+            page.correlation_outputs,
+            corr_controls,
+            ["matrix", "method"],
+            "correlation_method",
+        ),
     )
-    for control, view, outputs, param, api_name in pickers:
+    for control, view, outputs, inputs, params, api_name in pickers:
         control.input(
             partial(view, state),
-            inputs=[*page.filters, control],
+            inputs=[*page.filters, *inputs],
             outputs=outputs,
-            js=_url_js([*PARAMS[:5], param]),
+            js=_url_js([*PARAMS[:5], *params]),
             api_name=api_name,
             show_progress="hidden",
         )
@@ -594,6 +826,25 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--models", metavar="CSV", help="model facts table (paper_models.csv's columns)"
     )
     parser.add_argument("--benchmark", default="ChemTEB(paper)", help="the benchmark shown first")
+    parser.add_argument(
+        "--mteb-scores",
+        metavar="CSV",
+        help=f"MTEB(eng, v1) scores for the ChemTEB vs MTEB tab (default: {MTEB_SCORES_FILE} in "
+        "or beside a results folder)",
+    )
+    parser.add_argument(
+        "--mteb-results",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="MTEB results folder(s) (MTEB's layout) adding your models to those scores",
+    )
+    parser.add_argument(
+        "--min-mteb-coverage",
+        type=float,
+        default=1.0,
+        help="share of a type's MTEB tasks a model needs to be plotted (default 1: all)",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=7860)
     return parser.parse_args(argv)
@@ -621,7 +872,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     try:
         state = build_state(
-            roots, model_table=args.models, default_benchmark=args.benchmark, source=source
+            roots,
+            model_table=args.models,
+            default_benchmark=args.benchmark,
+            source=source,
+            mteb_scores=args.mteb_scores,
+            mteb_results=args.mteb_results,
+            min_mteb_coverage=args.min_mteb_coverage,
         )
     except ValueError as exc:
         sys.exit(str(exc))

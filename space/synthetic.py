@@ -16,7 +16,7 @@ import numpy as np
 from chemteb_eval.results.ranking import DETAIL_KEYS
 from chemteb_eval.tasks import get_benchmark, list_tasks
 
-__all__ = ["write_synthetic_results"]
+__all__ = ["write_synthetic_mteb_scores", "write_synthetic_results"]
 
 
 def write_synthetic_results(
@@ -84,6 +84,36 @@ def write_synthetic_results(
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{tasks[j % len(tasks)].name}.json").write_text("{ not json")
     return out
+
+
+def write_synthetic_mteb_scores(
+    path: str | Path, *, n_models: int = 100, seed: int = 0, missing: int = 0
+) -> Path:
+    """Write general-domain scores for ``write_synthetic_results``'s models in
+    ``mteb_eng_v1_scores.csv``'s columns: two made-up tasks per task type both benchmarks have
+    (named ``Synthetic<Type><n>``, never a real MTEB task), each score the model's ChemTEB skill
+    plus noise. The first ``missing`` models lack one classification task.
+
+    Returns:
+        ``path``.
+    """
+    from chemteb_eval.results.domains import DOMAIN_TYPES
+
+    rng = np.random.default_rng(seed)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["model_id,task,task_type,split,main_score"]
+    for i in range(n_models):
+        model = f"synthetic-org{i % 7}/model-{i:03d}"
+        skill = rng.uniform(0.3, 0.8)
+        for kind in DOMAIN_TYPES:
+            for n in (1, 2):
+                if i < missing and kind == "Classification" and n == 2:
+                    continue
+                score = float(np.clip(skill + rng.normal(0, 0.1), 0, 1))
+                lines.append(f"{model},Synthetic{kind}{n},{kind},test,{score:.6f}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def main() -> None:

@@ -20,11 +20,23 @@ import plotly.graph_objects as go
 from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard, filter_rows
 
 # Columns where lower is better (bolding picks the minimum there); others: higher is better.
-_RANK_COLUMNS = {"Rank", "Borda rank"}
+_RANK_COLUMNS = {"Rank", "Borda rank", "MTEB rank", "ChemTEB rank"}
 # Numbers that are facts, not scores: never bolded.
 _FACT_COLUMNS = {"Params (M)", "Dim", "Max tokens", "Seconds", "Samples/s", "Timed tasks"}
-_INT_COLUMNS = {"Rank", "Borda rank", "Borda", "Dim", "Max tokens", "Timed tasks"}
+_INT_COLUMNS = {
+    "Rank",
+    "Borda rank",
+    "Borda",
+    "Dim",
+    "Max tokens",
+    "Timed tasks",
+    "MTEB rank",
+    "ChemTEB rank",
+    "Ranks gained",
+}
 _HIDDEN = {"Complete"}
+# Scores of a kind where "best" means nothing: never bolded.
+_UNBOLDED = {"Borda", "Ranks gained", "ChemTEB − MTEB", "MTEB mean", "ChemTEB mean"}
 CSV_DIR = Path(tempfile.gettempdir()) / "chemteb-space"
 
 
@@ -80,7 +92,7 @@ def display(df: pd.DataFrame) -> dict[str, Any]:
         else:
             raw = ["" if v is None or (isinstance(v, float) and pd.isna(v)) else v for v in values]
             shown_text = [str(v) for v in raw]
-        bold = numeric and name not in _FACT_COLUMNS | _RANK_COLUMNS | {"Borda"}
+        bold = numeric and name not in _FACT_COLUMNS | _RANK_COLUMNS | _UNBOLDED
         best = max((v for v in raw if v is not None), default=None) if bold else None
         for i, value in enumerate(raw):
             data[i].append(value)
@@ -104,8 +116,12 @@ def datatypes(df: pd.DataFrame) -> list[str]:
 
 def write_csv(df: pd.DataFrame, name: str) -> str:
     """Write a table for download; the file name says what it holds and is stable per content."""
+    return write_body(df.to_csv(index=False, quoting=csv.QUOTE_MINIMAL), name)
+
+
+def write_body(body: str, name: str) -> str:
+    """Write a CSV body for download under ``name`` and a digest of the content."""
     CSV_DIR.mkdir(parents=True, exist_ok=True)
-    body = df.to_csv(index=False, quoting=csv.QUOTE_MINIMAL)
     digest = hashlib.sha1(body.encode()).hexdigest()[:10]
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
     path = CSV_DIR / f"{safe}-{digest}.csv"

@@ -157,3 +157,52 @@ def test_cli_on_the_paper_results_reproduces_the_papers_directions(
     with (folder / "models_spearman.csv").open() as handle:
         rows = list(csv.reader(handle))
     assert len(rows) == 35 and rows[0][:2] == ["", "group"] and rows[1][1]  # families
+
+
+def test_vectorised_correlations_equal_scipy_pair_by_pair() -> None:
+    """The matrices (all pairs at once where no value is missing) and the bootstrap's row-wise
+    Spearman equal scipy pair by pair: random tables with ties, missing values and constant
+    columns, 30 cases."""
+    import math
+
+    import numpy as np
+    from scipy.stats import pearsonr
+
+    from chemteb_eval.results.correlations import MIN_PAIRS, _matrix, spearman_rows
+
+    rng = np.random.default_rng(7)
+    for case in range(30):
+        n_rows, n_cols = int(rng.integers(2, 12)), int(rng.integers(1, 8))
+        table = rng.integers(0, 5, (n_rows, n_cols)).astype(float)  # small ints: many ties
+        table[rng.random(table.shape) < 0.15] = math.nan
+        if case % 5 == 0:
+            table[:, 0] = 1.0  # a constant column: no correlation
+        out = _matrix(table, [str(i) for i in range(n_cols)], [""] * n_cols)
+        for i in range(n_cols):
+            for j in range(n_cols):
+                keep = ~(np.isnan(table[:, i]) | np.isnan(table[:, j]))
+                a, b = table[keep, i], table[keep, j]
+                if keep.sum() < MIN_PAIRS or a.std() == 0 or b.std() == 0:
+                    assert out.spearman[i][j] is None and out.pearson[i][j] is None
+                    continue
+                assert out.spearman[i][j] == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
+                assert out.pearson[i][j] == pytest.approx(pearsonr(a, b).statistic, abs=1e-12)
+        u = rng.integers(0, 4, (20, max(n_rows, 3))).astype(float)
+        v = rng.integers(0, 4, u.shape).astype(float)
+        u[0] = 2.0  # a constant row
+        rows = spearman_rows(u, v)
+        assert math.isnan(rows[0])
+        for k in range(1, len(u)):
+            if u[k].std() == 0 or v[k].std() == 0:
+                assert math.isnan(rows[k])
+            else:
+                assert rows[k] == pytest.approx(spearmanr(u[k], v[k]).statistic, abs=1e-12)
+
+
+def test_types_narrow_the_comparison() -> None:
+    models = [_model("a", 0.9), _model("b", 0.8), _model("c", 0.7)]
+    mteb = _mteb({"a": [0.5, 0.7], "b": [0.6, 0.6], "c": [0.4, 0.4]})
+    assert compare_domains(models, PAPER, mteb, types=["Clustering"]) == []
+    (only,) = compare_domains(models, PAPER, mteb, types=["Classification"], resamples=20)
+    (full,) = compare_domains(models, PAPER, mteb, resamples=20)
+    assert only.to_dict() == full.to_dict() and only.n_mteb_needed == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -16,8 +17,9 @@ from tests.conftest import REPO_ROOT
 from tests.fake_hub import FakeHub
 
 sys.path.insert(0, str(REPO_ROOT / "space"))
+import analysis
 import app
-from synthetic import write_synthetic_results
+from synthetic import write_synthetic_mteb_scores, write_synthetic_results
 
 
 @pytest.fixture(scope="module")
@@ -283,3 +285,240 @@ def test_the_app_starts_from_a_hub_repo(hub: FakeHub, tmp_path: Path) -> None:
     )
     assert done.returncode == 1 and "Check the repo id" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# The analysis tabs (issue 19): ChemTEB vs MTEB and the correlation matrices.
+
+
+@pytest.fixture(scope="module")
+def analysis_state(tmp_path_factory: pytest.TempPathFactory) -> app.AppState:
+    root = write_synthetic_results(
+        tmp_path_factory.mktemp("results"), n_models=12, seed=1, incomplete=2
+    )
+    scores = write_synthetic_mteb_scores(root.parent / "mteb.csv", n_models=12, seed=5, missing=1)
+    return app.build_state([root], mteb_scores=scores)
+
+
+def test_domain_view_plots_what_the_csv_holds(analysis_state: app.AppState) -> None:
+    from chemteb_eval.results.domains import compare_domains
+
+    state = analysis_state
+    fig, note, _table, csv_path = app.view_domains(
+        state, "ChemTEB(paper)", "all", [], [], "", "Classification"
+    )
+    board = state.boards["ChemTEB(paper)"]
+    assert state.mteb is not None
+    (expected,) = [
+        c
+        for c in compare_domains(board.models, board.benchmark, state.mteb)
+        if c.kind == "Classification"
+    ]
+    with Path(csv_path).open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    # every plotted point is a CSV row with the same coordinates, and nothing else is plotted
+    points = {
+        name: (x, y)
+        for trace in fig.data
+        if trace.mode == "markers"
+        for name, x, y in zip(trace.text, trace.x, trace.y, strict=True)
+    }
+    assert set(points) == {r["Model"] for r in rows} == set(expected.points)
+    for r in rows:
+        assert points[r["Model"]] == pytest.approx(
+            (float(r["MTEB mean"]), float(r["ChemTEB mean"]))
+        )
+        assert expected.points[r["Model"]] == pytest.approx(points[r["Model"]])
+        assert int(r["Ranks gained"]) == int(r["MTEB rank"]) - int(r["ChemTEB rank"])
+    # the diagonal, the metric on both axes, rho and its interval in the title
+    assert any(t.mode == "lines" and list(t.x) == list(t.y) for t in fig.data)
+    assert "mean accuracy" in fig.layout.xaxis.title.text
+    assert "mean accuracy" in fig.layout.yaxis.title.text
+    assert expected.rho is not None and f"{expected.rho:+.2f}" in fig.layout.title.text
+    # the excluded: the model without one MTEB task, the models lacking a ChemTEB task
+    assert "synthetic-org0/model-000" in expected.excluded
+    for model, why in expected.excluded.items():
+        assert f"`{model}`: {why}" in note
+    assert "ranks classification by f1" in note  # the paper's metric is not the axis metric
+
+
+def test_domain_view_follows_the_filters(analysis_state: app.AppState) -> None:
+    from chemteb_eval.results.domains import compare_domains
+
+    state = analysis_state
+    board = state.boards["ChemTEB(paper)"]
+    facts = board.facts
+    opened = {m for m, f in facts.items() if f.open_weights}
+    _fig, note, _table, csv_path = app.view_domains(
+        state, "ChemTEB(paper)", "open", [], [], "", "Retrieval"
+    )
+    shown = {r["Model"] for r in csv.DictReader(Path(csv_path).open(encoding="utf-8"))}
+    assert shown and shown <= opened
+    assert state.mteb is not None
+    kept = [m for m in board.models if m.model in opened]
+    (expected,) = [
+        c for c in compare_domains(kept, board.benchmark, state.mteb) if c.kind == "Retrieval"
+    ]
+    assert shown == set(expected.points)
+    assert f"{len(shown)} models (the filters apply)" in note
+    assert expected.rho is not None and f"ρ = {expected.rho:+.2f}" in note
+
+
+def test_domain_view_without_mteb_scores_says_what_to_do(state: app.AppState) -> None:
+    fig, note, _table, csv_path = app.view_domains(
+        state, "ChemTEB(paper)", "all", [], [], "", "Clustering"
+    )
+    assert "No MTEB scores" in fig.layout.title.text
+    assert "--mteb-scores" in note
+    assert Path(csv_path).read_text().startswith("Model,Family,MTEB mean,ChemTEB mean")
+
+
+def test_domain_view_of_a_type_without_mteb_tasks(analysis_state: app.AppState) -> None:
+    import dataclasses
+
+    from chemteb_eval.results.domains import MtebScores
+
+    assert analysis_state.mteb is not None
+    only = MtebScores(
+        {m: {"SyntheticClassification1": 0.5} for m in analysis_state.mteb.scores},
+        {"SyntheticClassification1": "Classification"},
+        {"SyntheticClassification1": "test"},
+    )
+    state = dataclasses.replace(analysis_state, mteb=only)
+    fig, note, _table, csv_path = app.view_domains(
+        state, "ChemTEB(paper)", "all", [], [], "", "Clustering"
+    )
+    assert "no Clustering tasks to compare" in fig.layout.title.text
+    assert "nothing to compare" in note
+    assert len(Path(csv_path).read_text().splitlines()) == 1  # the header only
+    _fig, note, _table, _csv = app.view_domains(
+        state, "ChemTEB(paper)", "all", [], [], "", "Classification"
+    )
+    assert "at least 1 of the 1 MTEB(eng, v1) Classification tasks" in note
+
+
+def test_mteb_scores_sources_and_errors(tmp_path: Path) -> None:
+    root = write_synthetic_results(tmp_path / "results", n_models=3, seed=2)
+    # found beside the results folder, as paper_models.csv is
+    write_synthetic_mteb_scores(tmp_path / app.MTEB_SCORES_FILE, n_models=3)
+    state = app.build_state([root])
+    assert state.mteb is not None and len(state.mteb.scores) == 3
+    assert app.MTEB_SCORES_FILE in state.mteb_source
+    with pytest.raises(ValueError, match=r"mteb_scores: .*nope.csv is not a file"):
+        app.build_state([root], mteb_scores=tmp_path / "nope.csv")
+    with pytest.raises(ValueError, match="min_mteb_coverage"):
+        app.build_state([root], min_mteb_coverage=1.5)
+    with pytest.raises(ValueError, match=r"mteb_results: .* is not a folder"):
+        app.build_state([root], mteb_results=[tmp_path / "absent"])
+    # a user's MTEB results folder adds a model (MTEB's layout, read by the result reader)
+    folder = tmp_path / "mine" / "me__new-model" / "abc"
+    folder.mkdir(parents=True)
+    (folder / "SyntheticRetrieval1.json").write_text(
+        json.dumps(
+            {
+                "task_name": "SyntheticRetrieval1",
+                "scores": {"test": [{"hf_subset": "default", "main_score": 0.5}]},
+            }
+        )
+    )
+    state = app.build_state([root], mteb_results=[tmp_path / "mine"])
+    assert state.mteb is not None and state.mteb.scores["me/new-model"] == {
+        "SyntheticRetrieval1": 0.5
+    }
+    assert "mine" in state.mteb_source
+
+
+def test_correlation_view_heatmap_equals_its_csv(analysis_state: app.AppState) -> None:
+    from chemteb_eval.results.correlations import model_correlations, task_correlations
+
+    state = analysis_state
+    board = state.boards["ChemTEB(paper)"]
+    for matrix, method in (("tasks", "spearman"), ("models", "pearson")):
+        fig, note, csv_path = app.view_correlations(
+            state, "ChemTEB(paper)", "all", [], [], "", matrix, method
+        )
+        rows = list(csv.reader(Path(csv_path).open(encoding="utf-8")))
+        (heat,) = fig.data
+        assert len(rows) - 1 == len(heat.z) == len(rows[0]) - 2
+        for row, z in zip(rows[1:], heat.z, strict=True):
+            assert [None if v == "" else float(v) for v in row[2:]] == pytest.approx(
+                list(z), abs=5e-7
+            )
+        if matrix == "tasks":
+            expected = task_correlations(board.models, board.benchmark)
+            assert [r[0] for r in rows[1:]] == expected.labels
+            assert [r[1] for r in rows[1:]] == expected.groups  # grouped by type
+            assert "negative correlation inside a type" in note
+            assert len(fig.layout.shapes) == len(board.types)  # one outline per type
+        else:
+            families = {m: f.family for m, f in board.facts.items()}
+            expected = model_correlations(board.models, board.benchmark, families)
+            assert [r[0] for r in rows[1:]] == expected.labels  # clustering order
+            assert [r[1] for r in rows[1:]] == [families[m] for m in expected.labels]
+            assert all(" · " in tick for tick in heat.x)  # each name with its family
+    # the filters choose the models: three models, three rows in the model matrix
+    _fig, _note, csv_path = app.view_correlations(
+        state, "ChemTEB(paper)", "all", [], [], "model-00", "models", "spearman"
+    )
+    assert len(Path(csv_path).read_text().splitlines()) == 1 + 10
+    fig, _note, _csv = app.view_correlations(
+        state, "ChemTEB(paper)", "all", [], [], "model-001", "models", "spearman"
+    )
+    assert "too few" in fig.layout.title.text  # one model: no pair
+
+
+def test_parse_query_reads_the_analysis_controls(analysis_state: app.AppState) -> None:
+    state = analysis_state
+    values = app.parse_query(
+        state,
+        {
+            "tab": "domains",
+            "vs_type": "Pair classification",
+            "matrix": "models",
+            "method": "pearson",
+        },
+    )
+    assert (values["tab"], values["vs_type"], values["matrix"], values["method"]) == (
+        "domains",
+        "Pair classification",
+        "models",
+        "pearson",
+    )
+    values = app.parse_query(
+        state, {"vs_type": "Bitext mining", "matrix": "x", "method": "kendall"}
+    )
+    assert (values["vs_type"], values["matrix"], values["method"]) == (
+        "Classification",
+        "tasks",
+        "spearman",
+    )
+    out = app.view_all(state, *[values[p] for p in app.PARAMS])
+    assert len(out) == 30  # view_all feeds every output: tables, task, plots, the two analysis tabs
+    assert app.build_demo(state) is not None
+
+
+def test_the_space_reproduces_the_cli_on_the_paper_results(shared_dir: Path) -> None:
+    from chemteb_eval.results.domains import compare_domains, read_mteb_csv
+    from chemteb_eval.results.ranking import read_results
+    from chemteb_eval.tasks import get_benchmark
+
+    results = shared_dir / "reference" / "paper_results"
+    state = app.build_state([results])  # mteb_eng_v1_scores.csv sits beside paper_results
+    assert state.mteb is not None
+    bench = get_benchmark("ChemTEB(paper)")
+    cli = compare_domains(
+        read_results([results], bench),
+        bench,
+        read_mteb_csv(shared_dir / "reference" / app.MTEB_SCORES_FILE),
+    )
+    for comp in cli:
+        label = analysis.DOMAIN_LABELS[[c.kind for c in cli].index(comp.kind)]
+        _fig, note, _table, csv_path = app.view_domains(
+            state, "ChemTEB(paper)", "all", [], [], "", label
+        )
+        rows = list(csv.DictReader(Path(csv_path).open(encoding="utf-8")))
+        assert {r["Model"] for r in rows} == set(comp.points)
+        assert comp.rho is not None and comp.interval is not None
+        assert f"{comp.rho:+.2f} (95% {comp.interval[0]:+.2f} to {comp.interval[1]:+.2f})" in note
+        if comp.kind == "PairClassification":  # the paper: lower on ChemTEB, for every model
+            assert len(rows) == 27 and all(float(r["ChemTEB − MTEB"]) < 0 for r in rows)

@@ -25,7 +25,7 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "space"))
-from synthetic import write_synthetic_results
+from synthetic import write_synthetic_mteb_scores, write_synthetic_results
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -304,3 +304,106 @@ def test_written_results_in_the_browser(serve: Any, browser: Any, tmp_path: Path
         lambda: (v := dims()) and v == sorted(v) and v, what="dimensions in numeric order"
     )
     assert len(values) == 6 and len(set(values)) > 1
+
+
+def _plot_data(driver: Any, plot: str) -> Any:
+    """The traces Plotly drew in ``#plot`` (the graph div keeps them as ``.data``)."""
+    return driver.execute_script(
+        f"const g = document.querySelector('#{plot} .js-plotly-plot');"
+        # typed arrays, and the nested arrays Plotly decodes a base64 matrix into, as lists
+        " const plain = (k, v) => ArrayBuffer.isView(v) ? Array.from(v)"
+        " : (v && v._inputArray ? v._inputArray : v);"
+        " return g && g.data ? JSON.parse(JSON.stringify(g.data, plain)) : null;"
+    )
+
+
+def _plot_title(driver: Any, plot: str) -> str:
+    return str(
+        driver.execute_script(
+            f"const g = document.querySelector('#{plot} .js-plotly-plot');"
+            " return g && g.layout && g.layout.title ? g.layout.title.text : '';"
+        )
+    )
+
+
+def _click_label(driver: Any, control: str, text: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    _wait(
+        lambda: [
+            x
+            for x in driver.find_elements(By.CSS_SELECTOR, f"#{control} label")
+            if x.text.strip() == text
+        ],
+        what=f"the {text!r} choice of #{control}",
+    )[0].click()
+
+
+def test_analysis_tabs_in_the_browser(serve: Any, browser: Any, tmp_path: Path) -> None:
+    """Always runs: the ChemTEB vs MTEB and Correlations tabs on results and MTEB scores the
+    test writes — the plots render, the URL restores tab and type, the CSVs hold what is drawn."""
+    from selenium.webdriver.common.by import By
+
+    root = write_synthetic_results(tmp_path / "results", n_models=8, seed=6, incomplete=1)
+    scores = write_synthetic_mteb_scores(tmp_path / "mteb.csv", n_models=8, seed=9, missing=1)
+    url = serve(root, extra=("--mteb-scores", str(scores)))
+    browser.get(url + "?tab=domains&vs_type=Classification")
+    _wait(lambda: "Classification" in _plot_title(browser, "domains-plot"), what="the scatter")
+    selected = browser.find_element(By.ID, "tab-domains-button").get_attribute("aria-selected")
+    assert selected == "true"
+
+    def points() -> dict[str, tuple[float, float]]:
+        traces = _plot_data(browser, "domains-plot") or []
+        return {
+            name: (x, y)
+            for t in traces
+            if t.get("mode") == "markers"
+            for name, x, y in zip(t["text"], t["x"], t["y"], strict=True)
+        }
+
+    drawn = _wait(points, what="the plotted models")
+    path = _download(browser, "domains-csv")
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["Model"] for r in rows} == set(drawn) and len(drawn) >= 5
+    for r in rows:
+        assert drawn[r["Model"]] == pytest.approx((float(r["MTEB mean"]), float(r["ChemTEB mean"])))
+    # the excluded models are listed under the plot, with what they lack (model-000 lacks an
+    # MTEB classification task)
+    note = browser.find_element(By.ID, "domains-note").text
+    assert "Not plotted" in note and "synthetic-org0/model-000" in note
+    _screenshot(browser, tmp_path, "leaderboard-domains.png")
+
+    # another type: the plot follows, the URL records it, a fresh page restores tab and type
+    _click_label(browser, "vs-type", "Retrieval")
+    _wait(lambda: "Retrieval" in _plot_title(browser, "domains-plot"), what="the retrieval plot")
+    _wait(lambda: "vs_type=Retrieval" in browser.current_url, what="the type in the URL")
+    shared = browser.current_url
+    browser.get("about:blank")
+    browser.get(shared)
+    _wait(lambda: "Retrieval" in _plot_title(browser, "domains-plot"), what="the type restored")
+    checked = browser.find_element(By.CSS_SELECTOR, "#vs-type input:checked").get_attribute("value")
+    assert checked == "Retrieval"
+    assert (
+        browser.find_element(By.ID, "tab-domains-button").get_attribute("aria-selected") == "true"
+    )
+
+    # Correlations: model x model, Pearson; the heatmap holds the CSV's numbers
+    _click_tab(browser, "Correlations")
+    _wait(lambda: "tab=correlations" in browser.current_url, what="the tab in the URL")
+    _click_label(browser, "matrix", "Across models (model × model)")
+    _click_label(browser, "method", "Pearson")
+    _wait(
+        lambda: "Pearson correlation of model scores" in _plot_title(browser, "correlations-plot"),
+        what="the model heatmap",
+    )
+    _wait(lambda: "method=pearson" in browser.current_url, what="the method in the URL")
+    assert "matrix=models" in browser.current_url
+    (heat,) = _plot_data(browser, "correlations-plot")
+    path = _download(browser, "correlations-csv")
+    with path.open(newline="", encoding="utf-8") as handle:
+        table = list(csv.reader(handle))
+    assert len(table) - 1 == len(heat["z"]) == 8  # 7 models with scores + the incomplete one
+    for row, z in zip(table[1:], heat["z"], strict=True):
+        assert [None if v == "" else float(v) for v in row[2:]] == pytest.approx(z, abs=5e-7)
+    _screenshot(browser, tmp_path, "leaderboard-correlations.png")

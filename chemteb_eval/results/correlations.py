@@ -25,9 +25,11 @@ from .ranking import ModelResults
 
 __all__ = [
     "Correlations",
+    "matrix_rows",
     "model_correlations",
     "pearson",
     "spearman",
+    "spearman_rows",
     "task_correlations",
     "write_matrix",
 ]
@@ -61,6 +63,23 @@ def spearman(u: np.ndarray, v: np.ndarray) -> float | None:
     return pearson(rankdata(u), rankdata(v))
 
 
+def spearman_rows(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row of ``u`` with the same row of ``v`` (both ``(k, n)``): the
+    bootstrap's thousand resamples in one call (~100x faster than a loop of ``spearman``).
+    NaN where a row is constant on either side; otherwise equal to ``spearman`` per row."""
+    from scipy.stats import rankdata
+
+    ru, rv = rankdata(u, axis=1), rankdata(v, axis=1)
+    ru -= ru.mean(axis=1, keepdims=True)
+    rv -= rv.mean(axis=1, keepdims=True)
+    su, sv = np.sqrt((ru**2).mean(axis=1)), np.sqrt((rv**2).mean(axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = (ru * rv).mean(axis=1) / (su * sv)
+    rho[(su == 0) | (sv == 0)] = np.nan
+    clipped: np.ndarray = np.clip(rho, -1.0, 1.0)
+    return clipped
+
+
 def _pair(a: np.ndarray, b: np.ndarray) -> tuple[float | None, float | None]:
     keep = ~(np.isnan(a) | np.isnan(b))
     if keep.sum() < MIN_PAIRS:
@@ -69,15 +88,54 @@ def _pair(a: np.ndarray, b: np.ndarray) -> tuple[float | None, float | None]:
     return spearman(x, y), pearson(x, y)
 
 
+def _columns_corr(x: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+    """Pearson's r of every column of ``x`` with every column of ``y`` (default ``x``), neither
+    with a missing value; NaN where a column is constant."""
+    y = x if y is None else y
+    cx, cy = x - x.mean(axis=0), y - y.mean(axis=0)
+    sx, sy = np.sqrt((cx**2).mean(axis=0)), np.sqrt((cy**2).mean(axis=0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = (cx.T @ cy) / len(x) / np.outer(sx, sy)
+    r[(sx == 0)[:, None] | (sy == 0)[None, :]] = np.nan
+    clipped: np.ndarray = np.clip(r, -1.0, 1.0)
+    return clipped
+
+
 def _matrix(columns: np.ndarray, labels: list[str], groups: list[str]) -> Correlations:
+    """Every pair of columns, on the rows both have. Vectorised, because the Space recomputes
+    the matrices on every filter change (100 models' 4,950 pairs: ~0.15 s one pair at a time,
+    ~5 ms so): columns without a missing value all at once (one rank per column and a matrix
+    product); a column with missing values against all those at once on its own rows; only
+    pairs of two such columns one at a time."""
+    from scipy.stats import rankdata
+
     n = columns.shape[1]
-    rho: list[list[float | None]] = [[None] * n for _ in range(n)]
-    r: list[list[float | None]] = [[None] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i, n):
-            rho[i][j], r[i][j] = _pair(columns[:, i], columns[:, j])
-            rho[j][i], r[j][i] = rho[i][j], r[i][j]
-    return Correlations(labels, groups, rho, r)
+    rho = np.full((n, n), np.nan)
+    r = np.full((n, n), np.nan)
+    missing = np.isnan(columns)
+    whole = np.flatnonzero(~missing.any(axis=0))
+    if len(columns) >= MIN_PAIRS and whole.size:
+        block = np.ix_(whole, whole)
+        r[block] = _columns_corr(columns[:, whole])
+        rho[block] = _columns_corr(rankdata(columns[:, whole], axis=0))
+    partial = np.flatnonzero(missing.any(axis=0))
+    for i in partial:
+        rows = ~missing[:, i]
+        if rows.sum() >= MIN_PAIRS and whole.size:
+            x, others = columns[rows][:, [i]], columns[rows][:, whole]
+            r[i, whole] = r[whole, i] = _columns_corr(x, others)[0]
+            rho[i, whole] = rho[whole, i] = _columns_corr(
+                rankdata(x, axis=0), rankdata(others, axis=0)
+            )[0]
+        for j in partial[partial >= i]:
+            a, b = _pair(columns[:, i], columns[:, j])
+            rho[i, j] = rho[j, i] = np.nan if a is None else a
+            r[i, j] = r[j, i] = np.nan if b is None else b
+
+    def listed(m: np.ndarray) -> list[list[float | None]]:
+        return [[None if math.isnan(v) else float(v) for v in row] for row in m.tolist()]
+
+    return Correlations(labels, groups, listed(rho), listed(r))
 
 
 def _table(models: Sequence[ModelResults], tasks: list[str]) -> np.ndarray:
@@ -123,13 +181,19 @@ def model_correlations(
     )
 
 
-def write_matrix(matrix: Correlations, path: Path, kind: str = "spearman") -> Path:
-    """The matrix as CSV: a header of labels, one row per label (group in the second column)."""
+def matrix_rows(matrix: Correlations, kind: str = "spearman") -> list[list[str]]:
+    """The matrix as CSV rows: a header of labels, then one row per label (its group second,
+    six decimals, empty where too few pairs)."""
     values = matrix.spearman if kind == "spearman" else matrix.pearson
+    rows = [["", "group", *matrix.labels]]
+    for label, group, row in zip(matrix.labels, matrix.groups, values, strict=True):
+        rows.append([label, group, *("" if v is None else f"{v:.6f}" for v in row)])
+    return rows
+
+
+def write_matrix(matrix: Correlations, path: Path, kind: str = "spearman") -> Path:
+    """The matrix as CSV (``matrix_rows``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8", newline="") as handle:
-        out = csv.writer(handle)
-        out.writerow(["", "group", *matrix.labels])
-        for label, group, row in zip(matrix.labels, matrix.groups, values, strict=True):
-            out.writerow([label, group, *("" if v is None else f"{v:.6f}" for v in row)])
+        csv.writer(handle).writerows(matrix_rows(matrix, kind))
     return path

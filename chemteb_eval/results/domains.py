@@ -25,7 +25,7 @@ import numpy as np
 
 from chemteb_eval.tasks import Benchmark, benchmark_tasks
 
-from .correlations import spearman
+from .correlations import spearman, spearman_rows
 from .ranking import ModelResults, scan_results
 
 __all__ = [
@@ -127,6 +127,7 @@ class DomainComparison:
     excluded: dict[str, str]  # model -> what it lacks
     n_mteb_tasks: int
     n_chemteb_tasks: int
+    n_mteb_needed: int  # MTEB tasks of the type a model needs to be plotted
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -134,6 +135,7 @@ class DomainComparison:
             "metric": self.metric,
             "n_mteb_tasks": self.n_mteb_tasks,
             "n_chemteb_tasks": self.n_chemteb_tasks,
+            "n_mteb_needed": self.n_mteb_needed,
             "points": {m: {"mteb": a, "chemteb": b} for m, (a, b) in self.points.items()},
             "spearman": self.rho,
             "spearman_interval": list(self.interval) if self.interval else None,
@@ -156,16 +158,19 @@ def compare_domains(
     min_mteb_coverage: float = 1.0,
     resamples: int = 1000,
     seed: int = 0,
+    types: Iterable[str] = DOMAIN_TYPES,
 ) -> list[DomainComparison]:
     """Per type in ``DOMAIN_TYPES`` that ``bench`` has: the points, Spearman's rho with a 95%
     percentile bootstrap interval over models (resampled with replacement; resamples where a
-    side is constant are left out), the rank changes (largest first) and the excluded models."""
+    side is constant are left out), the rank changes (largest first) and the excluded models.
+    ``types`` narrows the types computed (the Space draws one at a time)."""
     if not 0 < min_mteb_coverage <= 1:
         raise ValueError(f"min_mteb_coverage: must be in (0, 1], got {min_mteb_coverage}.")
     models = list(models)
     tasks = benchmark_tasks(bench)
     out = []
-    for kind in DOMAIN_TYPES:
+    chosen = set(types)
+    for kind in (k for k in DOMAIN_TYPES if k in chosen):
         chem_tasks = [t.name for t in tasks if t.type == kind]
         mteb_tasks = mteb.tasks_of(kind)
         if not chem_tasks or not mteb_tasks:
@@ -193,7 +198,13 @@ def compare_domains(
                 )
         out.append(
             _one_type(
-                kind, metric, points, excluded, len(mteb_tasks), len(chem_tasks), resamples, seed
+                kind,
+                metric,
+                points,
+                excluded,
+                (len(mteb_tasks), len(chem_tasks), need),
+                resamples,
+                seed,
             )
         )
     return out
@@ -204,8 +215,7 @@ def _one_type(
     metric: str,
     points: dict[str, tuple[float, float]],
     excluded: dict[str, str],
-    n_mteb: int,
-    n_chem: int,
+    counts: tuple[int, int, int],
     resamples: int,
     seed: int,
 ) -> DomainComparison:
@@ -214,12 +224,9 @@ def _one_type(
         x = np.array([p[0] for p in points.values()])
         y = np.array([p[1] for p in points.values()])
         rho = spearman(x, y)
-        rng = np.random.default_rng(seed)
-        draws = [
-            spearman(x[idx], y[idx])
-            for idx in (rng.integers(0, len(x), len(x)) for _ in range(resamples))
-        ]
-        kept = np.array([d for d in draws if d is not None])
+        idx = np.random.default_rng(seed).integers(0, len(x), (resamples, len(x)))
+        draws = spearman_rows(x[idx], y[idx])
+        kept = draws[~np.isnan(draws)]
         if kept.size:
             low, high = np.quantile(kept, [0.025, 0.975])
             interval = (float(low), float(high))
@@ -229,4 +236,4 @@ def _one_type(
         ((m, general[m], chem[m]) for m in points),
         key=lambda r: (-abs(r[1] - r[2]), r[0]),
     )
-    return DomainComparison(kind, metric, points, rho, interval, changes, excluded, n_mteb, n_chem)
+    return DomainComparison(kind, metric, points, rho, interval, changes, excluded, *counts)

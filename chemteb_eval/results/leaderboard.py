@@ -237,6 +237,7 @@ class Leaderboard:
     scores: list[dict[str, Any]] = field(default_factory=list)  # long: model, family, type, task
     notices: list[str] = field(default_factory=list)  # skipped files, with the reason
     revision_note: str = ""
+    models: list[ModelResults] = field(default_factory=list)  # those with scores, as read
 
     def column(self, task: Task) -> str:
         """A task's column header: its name and the metric that scores it."""
@@ -268,6 +269,7 @@ def build_leaderboard(
     )
     _add_facts(board, models, model_table or {})
     models = [m for m in models if m.scores]  # folders without this benchmark's tasks
+    board.models = models
     if not models:
         return board
     ranked = rank_models(models, bench)
