@@ -174,7 +174,9 @@ def _mteb_scores(
 ) -> tuple[MtebScores | None, str]:
     """The MTEB scores and where they came from (``None`` when there are none)."""
     if path is not None and not Path(path).is_file():
-        raise ValueError(f"mteb_scores: {path} is not a file; pass {MTEB_SCORES_FILE}'s path.")
+        raise ValueError(
+            f"mteb_scores (--mteb-scores): {path} is not a file; pass {MTEB_SCORES_FILE}'s path."
+        )
     candidates = (
         [Path(path)] if path else [p / MTEB_SCORES_FILE for r in roots for p in (r, r.parent)]
     )
@@ -182,14 +184,14 @@ def _mteb_scores(
     if found is None:
         if folders:
             raise ValueError(
-                f"mteb_results: needs the MTEB(eng, v1) scores too (the task list and "
-                f"types); pass mteb_scores ({MTEB_SCORES_FILE})."
+                "mteb_results (--mteb-results): needs the MTEB(eng, v1) scores too (their task "
+                f"list and types); pass mteb_scores (--mteb-scores {MTEB_SCORES_FILE})."
             )
         return None, ""
     mteb = read_mteb_csv(found)
     for folder in folders:
         if not Path(folder).is_dir():
-            raise ValueError(f"mteb_results: {folder} is not a folder.")
+            raise ValueError(f"mteb_results (--mteb-results): {folder} is not a folder.")
         mteb = read_mteb_folder(folder, mteb)
     extra = f" and {', '.join(map(str, folders))}" if folders else ""
     return mteb, f"`{found.name}` ({len(mteb.scores)} models){extra}"

@@ -206,3 +206,15 @@ def test_types_narrow_the_comparison() -> None:
     (only,) = compare_domains(models, PAPER, mteb, types=["Classification"], resamples=20)
     (full,) = compare_domains(models, PAPER, mteb, resamples=20)
     assert only.to_dict() == full.to_dict() and only.n_mteb_needed == 2
+
+
+def test_correlation_csvs_name_families_without_a_model_table(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    """As the leaderboard does: the paper_models.csv beside the results, else the org."""
+    results = shared_dir / "reference" / "paper_results"
+    assert main(["rank", str(results), "--correlations", str(tmp_path)]) == 0
+    with (tmp_path / "models_spearman.csv").open() as handle:
+        groups = {row[0]: row[1] for row in list(csv.reader(handle))[1:]}
+    assert groups["sentence-transformers/all-MiniLM-L6-v2"] == "SBERT"
+    assert groups["nomic-ai/nomic-embed-text-v1"] == "Nomic"

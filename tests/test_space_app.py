@@ -404,12 +404,30 @@ def test_mteb_scores_sources_and_errors(tmp_path: Path) -> None:
     state = app.build_state([root])
     assert state.mteb is not None and len(state.mteb.scores) == 3
     assert app.MTEB_SCORES_FILE in state.mteb_source
-    with pytest.raises(ValueError, match=r"mteb_scores: .*nope.csv is not a file"):
+    with pytest.raises(
+        ValueError, match=r"mteb_scores \(--mteb-scores\): .*nope.csv is not a file"
+    ):
         app.build_state([root], mteb_scores=tmp_path / "nope.csv")
     with pytest.raises(ValueError, match="min_mteb_coverage"):
         app.build_state([root], min_mteb_coverage=1.5)
-    with pytest.raises(ValueError, match=r"mteb_results: .* is not a folder"):
+    with pytest.raises(ValueError, match=r"mteb_results \(--mteb-results\): .* is not a folder"):
         app.build_state([root], mteb_results=[tmp_path / "absent"])
+    alone = write_synthetic_results(tmp_path / "alone" / "results", n_models=1, seed=3)
+    with pytest.raises(ValueError, match=r"needs the MTEB\(eng, v1\) scores too"):
+        app.build_state([alone], mteb_results=[tmp_path])
+    # from the command line: one line naming the flag, no traceback
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "space" / "app.py"),
+            *("--results", str(root), "--mteb-scores", str(tmp_path / "nope.csv")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "--mteb-scores" in done.stderr
+    assert "Traceback" not in done.stderr
     # a user's MTEB results folder adds a model (MTEB's layout, read by the result reader)
     folder = tmp_path / "mine" / "me__new-model" / "abc"
     folder.mkdir(parents=True)

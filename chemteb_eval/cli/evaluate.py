@@ -350,7 +350,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     models = read_results(args.results, bench, model_table=args.model_table)
     rows = rank_models(models, bench)
     if args.correlations:
-        _write_correlations(models, bench, args.model_table, args.correlations)
+        _write_correlations(models, bench, args, args.correlations)
     skipped = [s for m in models for s in m.skipped]
     intervals = rank_uncertainty(models, bench) if args.ci else {}
     for r in rows:
@@ -392,7 +392,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_correlations(models: Any, bench: Any, model_table: str | None, folder: str) -> None:
+def _write_correlations(models: Any, bench: Any, args: argparse.Namespace, folder: str) -> None:
     from pathlib import Path
 
     from chemteb_eval.results.correlations import (
@@ -400,12 +400,21 @@ def _write_correlations(models: Any, bench: Any, model_table: str | None, folder
         task_correlations,
         write_matrix,
     )
+    from chemteb_eval.results.leaderboard import model_facts
     from chemteb_eval.results.ranking import read_model_table
 
-    families = {
-        row["model_id"]: row.get("family", "")
-        for row in (read_model_table(model_table).values() if model_table else [])
-    }
+    # Families as the leaderboard names them: the model table (--model-table, else a
+    # paper_models.csv beside a results folder), else the model id's organisation.
+    tables = (
+        [args.model_table]
+        if args.model_table
+        else [Path(r).parent / "paper_models.csv" for r in args.results]
+    )
+    table: dict[str, dict[str, str]] = {}
+    for path in tables:
+        if Path(path).is_file():
+            table.update(read_model_table(path))
+    families = {m.model: model_facts(m, table).family for m in models}
     out = Path(folder)
     tasks_matrix = task_correlations(models, bench)
     models_matrix = model_correlations(models, bench, families)
