@@ -232,7 +232,12 @@ def _domain_note(comp: DomainComparison, board: Leaderboard, df: pd.DataFrame, s
     if not df.empty:
         gaps = df["ChemTEB − MTEB"]
         lines.append(
-            f"{len(df)} models (the filters apply) · {_rho_text(comp)} between the two rankings"
+            f"{len(df)} models (the filters apply) · "
+            + (
+                f"{_rho_text(comp)} between the two rankings"
+                if comp.rho is not None
+                else "too few models for Spearman's rho (3 needed)"
+            )
             + (" (bootstrap over models, 1,000 resamples)" if comp.interval else "")
             + f" · ChemTEB higher for {int((gaps > 0).sum())} of {len(df)}, mean difference "
             f"{gaps.mean():+.3f}. Points above the dashed line score higher on ChemTEB."
