@@ -212,6 +212,18 @@ def _filters(
     }
 
 
+def _board(state: AppState, bench: str) -> Leaderboard:
+    """The chosen benchmark's leaderboard (an unknown name: the default one)."""
+    return state.boards.get(bench) or state.boards[state.default_benchmark]
+
+
+def _shown(
+    board: Leaderboard, openness: str, sizes: Sequence[str], families: Sequence[str], query: str
+) -> set[str]:
+    """The models the filters keep."""
+    return names_of(filtered(board, board.overall, _filters(openness, sizes, families, query)))
+
+
 def _table(df: pd.DataFrame) -> Any:
     # An update dict, not a new component: Gradio then styles the table once, not twice.
     return gr.update(value=display(df), datatype=datatypes(df))
@@ -261,7 +273,7 @@ def view_tables(
     query: str,
 ) -> list[Any]:
     """The overall table, the five per-type tables, their CSVs, the summary and the notice."""
-    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    board = _board(state, bench)
     filters = _filters(openness, sizes, families, query)
     overall_rows = filtered(board, board.overall, filters)
     overall = frame(overall_rows, columns=list(board.overall[0]) if board.overall else None)
@@ -290,7 +302,7 @@ def view_task(
     task: str,
 ) -> list[Any]:
     """The task picker (choices follow the benchmark), the task's card and its table."""
-    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    board = _board(state, bench)
     names = [t.name for t in board.tasks]
     name = task if task in names else names[0]
     record = next(t for t in board.tasks if t.name == name)
@@ -323,7 +335,7 @@ def view_efficiency(
     query: str,
 ) -> list[Any]:
     """The efficiency plot and its CSV."""
-    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    board = _board(state, bench)
     rows = filtered(board, board.efficiency, _filters(openness, sizes, families, query))
     df = frame(rows, columns=list(board.efficiency[0]) if board.efficiency else ["Model"])
     return [efficiency_figure(board, rows), write_csv(df, f"{board.benchmark.name}-efficiency")]
@@ -339,7 +351,7 @@ def view_distribution(
     type_label: str,
 ) -> Any:
     """Score distribution per family for one task type."""
-    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    board = _board(state, bench)
     label = type_label if type_label in TYPE_LABELS.values() else TYPE_LABELS[board.types[0]]
     return distribution_figure(
         board, filtered(board, board.scores, _filters(openness, sizes, families, query)), label
@@ -356,7 +368,7 @@ def view_radar(
     models: Sequence[str],
 ) -> list[Any]:
     """The radar's model picker (choices follow the filters; default the top three) and plot."""
-    board = state.boards.get(bench) or state.boards[state.default_benchmark]
+    board = _board(state, bench)
     rows = filtered(board, board.overall, _filters(openness, sizes, families, query))
     choices = [r["Model"] for r in rows]
     chosen = [m for m in models or () if m in choices] or choices[:3]
@@ -376,8 +388,8 @@ def view_domains(
     vs_type: str,
 ) -> list[Any]:
     """ChemTEB vs MTEB for one task type: the scatter, its note, the points' table and CSV."""
-    board = state.boards.get(bench) or state.boards[state.default_benchmark]
-    names = names_of(filtered(board, board.overall, _filters(openness, sizes, families, query)))
+    board = _board(state, bench)
+    names = _shown(board, openness, sizes, families, query)
     figure, note, df = domain_view(
         board,
         state.mteb,
@@ -402,8 +414,8 @@ def view_correlations(
     method: str,
 ) -> list[Any]:
     """The correlation heatmap (tasks or models; Spearman or Pearson), its note and CSV."""
-    board = state.boards.get(bench) or state.boards[state.default_benchmark]
-    names = names_of(filtered(board, board.overall, _filters(openness, sizes, families, query)))
+    board = _board(state, bench)
+    names = _shown(board, openness, sizes, families, query)
     matrix = matrix if matrix in dict(MATRICES).values() else "tasks"
     method = method if method in dict(METHODS).values() else "spearman"
     figure, note, body = correlation_view(board, names, matrix, method)
