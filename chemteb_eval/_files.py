@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["parse_json", "write_json_atomic"]
+__all__ = ["append_json_line", "parse_json", "read_json_lines", "write_json_atomic"]
 
 
 def parse_json(data: str | bytes) -> Any:
@@ -41,3 +41,34 @@ def write_json_atomic(path: Path, payload: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def append_json_line(path: Path, payload: Any) -> None:
+    """Append one JSON record as a line. One ``write`` on an ``O_APPEND`` file: two processes
+    appending at once interleave whole lines, and a crash loses at most the line being written
+    (which ``read_json_lines`` then skips)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(payload, allow_nan=False, separators=(",", ":")) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_json_lines(path: Path, *, max_bytes: int = 64 * 2**20) -> tuple[list[Any], list[str]]:
+    """The records of a JSON-lines file and, for each line that is not one, its number and the
+    reason (a torn last line, hostile bytes); ``ValueError`` for a file over ``max_bytes``."""
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ValueError(f"{path}: {size:,} bytes, over the {max_bytes:,} a run log reaches")
+    records, bad = [], []
+    for n, line in enumerate(path.read_bytes().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(parse_json(line))
+        except ValueError as exc:
+            bad.append(f"{path}: line {n}: {exc}")
+    return records, bad

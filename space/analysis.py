@@ -96,7 +96,7 @@ def domain_view(
             "`--mteb-scores mteb_eng_v1_scores.csv` (`../shared/reference/` has the paper's "
             "models'), or put that file at the root of the results repo; `--mteb-results DIR` "
             "adds models from an MTEB results folder."
-        )
+        ) + (f" (Here {source})" if source else "")
         return _empty("No MTEB scores loaded"), note, empty
     found = compare_domains(
         _kept(board, names),

@@ -188,13 +188,24 @@ def _mteb_scores(
                 f"list and types); pass mteb_scores (--mteb-scores {MTEB_SCORES_FILE})."
             )
         return None, ""
-    mteb = read_mteb_csv(found)
     for folder in folders:
         if not Path(folder).is_dir():
             raise ValueError(f"mteb_results (--mteb-results): {folder} is not a folder.")
+    try:
+        mteb = read_mteb_csv(found)
+    except (OSError, ValueError) as exc:
+        if path is not None:  # asked for by name: say so before the page starts
+            raise ValueError(f"mteb_scores (--mteb-scores): {exc}") from None
+        # found beside the results: the page starts without the comparison and says why
+        print(f"[skipped] {exc}", file=sys.stderr)
+        return None, f"the MTEB scores beside the results were not read: {exc}"
+    for folder in folders:
         mteb = read_mteb_folder(folder, mteb)
+    for line in mteb.skipped:
+        print(f"[skipped] {line}", file=sys.stderr)
     extra = f" and {', '.join(map(str, folders))}" if folders else ""
-    return mteb, f"`{found.name}` ({len(mteb.scores)} models){extra}"
+    left_out = f"; {len(mteb.skipped)} file(s) left out" if mteb.skipped else ""
+    return mteb, f"`{found.name}` ({len(mteb.scores)} models){extra}{left_out}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -300,6 +300,8 @@ def _cmd_compare_domains(args: argparse.Namespace) -> int:
             print(f"  {model[:44]:<44} MTEB rank {general:>2} -> ChemTEB rank {chem:>2}")
         for model, why in sorted(c.excluded.items()):
             print(f"  [not plotted] {model}: {why}")
+    for line in [*mteb.skipped, *(s for m in models for s in m.skipped)]:
+        print(f"[skipped] {line}", file=sys.stderr)
     return 0
 
 
@@ -317,7 +319,7 @@ def add_compare(sub: Subparsers) -> None:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from chemteb_eval import tasks
-    from chemteb_eval.results.compare import compare_models, load_model
+    from chemteb_eval.results.compare import compare_models, format_p, load_model
 
     bench = tasks.get_benchmark(args.benchmark)
     a, b = load_model(args.a, bench), load_model(args.b, bench)
@@ -330,7 +332,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             tail = f"{'-':>19} {'-':>6}  {row.why_no_interval}"
         else:
             interval = f"[{row.paired.low:+.4f}, {row.paired.high:+.4f}]"
-            tail = f"{interval:>19} {row.paired.p_value:>6.3f}"
+            tail = f"{interval:>19} {format_p(row.paired.p_value, args.resamples):>6}"
         print(f"{row.task[:40]:<40} {row.a:>8.4f} {row.b:>8.4f} {row.difference:>+8.4f} {tail}")
     o = result.overall
     print(
@@ -351,8 +353,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     rows = rank_models(models, bench)
     if args.correlations:
         _write_correlations(models, bench, args, args.correlations)
-    skipped = [s for m in models for s in m.skipped]
     intervals = rank_uncertainty(models, bench) if args.ci else {}
+    skipped = [s for m in models for s in m.skipped]  # after the intervals: evidence notices
     for r in rows:
         if args.ci:
             r["rank_interval"] = intervals.get(r["model"])

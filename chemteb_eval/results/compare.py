@@ -1,5 +1,8 @@
 """Two models, one benchmark: per-task differences with paired-bootstrap intervals (where both
-runs wrote per-item evidence) and an overall verdict (tasks resampled)."""
+runs wrote per-item evidence) and an overall verdict: the mean difference over tasks with a
+bootstrap interval (tasks resampled) and an exact paired sign-flip test for its p-value (a
+bootstrap over a handful of tasks is overconfident: two tasks 0.0001 apart gave "p = 0.000",
+where the exact test says 0.5)."""
 
 from __future__ import annotations
 
@@ -8,15 +11,27 @@ from pathlib import Path
 
 from chemteb_eval.scoring.uncertainty import (
     PairedResult,
+    min_tasks_for,
     paired_bootstrap,
     paired_statistic_bootstrap,
-    task_statistic,
+    sign_flip_test,
 )
-from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
+from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits
 
 from .ranking import ModelResults, read_results, scan_results, task_evidence
 
-__all__ = ["Comparison", "TaskComparison", "compare_models", "load_model"]
+__all__ = ["Comparison", "TaskComparison", "compare_models", "format_p", "load_model"]
+
+ALPHA = 0.05
+
+
+def format_p(p: float, resamples: int | None = None) -> str:
+    """A p-value as printed: never "0.000" — below what the test can resolve it reads
+    "<0.001" (or "<1/R" for R bootstrap resamples)."""
+    floor = 0.001 if resamples is None else max(0.001, 1 / resamples)
+    if p < floor:
+        return f"<{floor:.3g}"
+    return f"{p:.3f}"
 
 
 @dataclass(frozen=True)
@@ -39,15 +54,22 @@ class Comparison:
     model_a: str
     model_b: str
     tasks: tuple[TaskComparison, ...]
-    overall: PairedResult  # the mean over shared tasks of A - B, tasks resampled
+    # the mean over shared tasks of A - B: interval with tasks resampled, p from the sign-flip test
+    overall: PairedResult
 
     @property
     def verdict(self) -> str:
-        o = self.overall
-        if o.p_value >= 0.05:
-            return f"not separable at 5% (p = {o.p_value:.3f})"
+        o, n, needed = self.overall, len(self.tasks), min_tasks_for(ALPHA)
+        p = format_p(o.p_value)
+        if n < needed:
+            return (
+                f"none: {n} shared tasks cannot separate two models at 5% (an exact sign-flip "
+                f"test needs at least {needed}; here p = {p})"
+            )
+        if o.p_value >= ALPHA:
+            return f"not separable at 5% (p = {p}, sign-flip test over {n} tasks)"
         better = self.model_a if o.difference > 0 else self.model_b
-        return f"{better} is better (p = {o.p_value:.3f})"
+        return f"{better} is better (p = {p}, sign-flip test over {n} tasks)"
 
 
 def load_model(path: str | Path, bench: Benchmark) -> ModelResults:
@@ -72,19 +94,20 @@ def _task_interval(
 ) -> tuple[PairedResult | None, str]:
     if len(eval_splits(bench, task)) * len(task.subsets) != 1:
         return None, "several splits or subsets: no single item set to resample"
-    evidence = [task_evidence(m, bench, task) for m in (a, b)]
-    if evidence[0] is None or evidence[1] is None:
-        return None, "no per-item evidence (files written without it)"
-    key = main_score(bench, task)
-    try:
-        (stat_a, n_a), (stat_b, n_b) = (
-            task_statistic(task.type, found, key) for found in evidence if found is not None
+    ev_a, ev_b = (task_evidence(m, bench, task) for m in (a, b))
+    if ev_a is None or ev_b is None:
+        return (
+            None,
+            "no per-item evidence for both (files written without it, or left out: see the notices)",
         )
-    except (KeyError, ValueError) as exc:
-        return None, f"no item evidence for {key} ({exc})"
-    if n_a != n_b:
-        return None, f"different items ({n_a} vs {n_b})"
-    return paired_statistic_bootstrap(stat_a, stat_b, n_a, resamples=resamples, seed=seed), ""
+    if ev_a.n != ev_b.n:
+        return None, f"different items ({ev_a.n} vs {ev_b.n})"
+    return (
+        paired_statistic_bootstrap(
+            ev_a.statistic, ev_b.statistic, ev_a.n, resamples=resamples, seed=seed
+        ),
+        "",
+    )
 
 
 def compare_models(
@@ -108,7 +131,8 @@ def compare_models(
         rows.append(
             TaskComparison(task.name, a.scores[task.name], b.scores[task.name], paired, why)
         )
-    overall = paired_bootstrap(
-        [r.a for r in rows], [r.b for r in rows], resamples=resamples, seed=seed
-    )
+    a_scores, b_scores = [r.a for r in rows], [r.b for r in rows]
+    interval = paired_bootstrap(a_scores, b_scores, resamples=resamples, seed=seed)
+    p_value = sign_flip_test(a_scores, b_scores, seed=seed)
+    overall = PairedResult(interval.difference, interval.low, interval.high, p_value)
     return Comparison(a.model, b.model, tuple(rows), overall)

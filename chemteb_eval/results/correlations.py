@@ -48,11 +48,19 @@ class Correlations:
 
 
 def pearson(u: np.ndarray, v: np.ndarray) -> float | None:
-    """Pearson's r; ``None`` when either side is constant (scipy would warn and give NaN)."""
+    """Pearson's r; ``None`` when either side is constant (scipy would warn and give NaN) or
+    holds a NaN or infinity (``min(1.0, nan)`` is 1.0: one NaN read as a perfect correlation)."""
+    if not (np.isfinite(u).all() and np.isfinite(v).all()):
+        return None
+    # r is scale-free: dividing by the largest magnitude keeps values near 1e300 from
+    # overflowing the squares
+    u, v = (x / (np.abs(x).max() or 1.0) for x in (u.astype(np.float64), v.astype(np.float64)))
     su, sv = u.std(), v.std()
     if su == 0 or sv == 0:
         return None
     value = float(((u - u.mean()) * (v - v.mean())).mean() / (su * sv))
+    if not np.isfinite(value):  # overflow in the products of values near 1e308
+        return None
     return max(-1.0, min(1.0, value))  # rounding can land 2e-16 outside
 
 

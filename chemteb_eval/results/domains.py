@@ -33,6 +33,7 @@ __all__ = [
     "DOMAIN_TYPES",
     "DomainComparison",
     "MtebScores",
+    "check_mteb_score",
     "compare_domains",
     "read_mteb_csv",
     "read_mteb_folder",
@@ -55,31 +56,81 @@ class MtebScores:
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     task_types: dict[str, str] = field(default_factory=dict)
     splits: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # files or scores left out, with the reason
 
     def tasks_of(self, kind: str) -> list[str]:
         return sorted(t for t, k in self.task_types.items() if k == kind)
 
 
+# MTEB's result files hold main scores on a 0-1 scale (its leaderboard multiplies by 100 for
+# display); every main score of the types compared here (accuracy, V-measure, AP, nDCG) is in it.
+_SCORE_RANGE = (0.0, 1.0)
+_MAX_FIELD = 4096  # the longest CSV field accepted: a task or model id is < 200 characters
+
+
+def check_mteb_score(value: Any) -> float:
+    """An MTEB main score as a float, or ``ValueError`` saying why not: a JSON ``true``, a
+    string, NaN, infinity, a value outside 0-1 (a 0-100 scale is named as such)."""
+    from .schema import real_number
+
+    number = real_number(value)
+    if number is None:
+        raise ValueError(f"main_score {str(value)[:40]!r} is not a finite number")
+    low, high = _SCORE_RANGE
+    if not low <= number <= high:
+        hint = " (a 0-100 scale? MTEB's files hold 0-1)" if 1 < number <= 100 else ""
+        raise ValueError(f"main_score {number:g} is outside [{low:g}, {high:g}]{hint}")
+    return number
+
+
 def read_mteb_csv(path: str | Path) -> MtebScores:
     """``mteb_eng_v1_scores.csv`` (``model_id, task, task_type, split, main_score, ...``): one
-    row per model and task; a row that is not a finite score is an error naming its line."""
+    row per model and task; a row that is short, over-long, or not a score in 0-1 is an error
+    naming its line."""
     out = MtebScores()
     with Path(path).open(encoding="utf-8", newline="") as handle:
-        rows = csv.DictReader(handle)
-        missing = {"model_id", "task", "task_type", "main_score"} - set(rows.fieldnames or ())
-        if missing:
-            raise ValueError(f"{path}: no column(s) {sorted(missing)}.")
-        for n, row in enumerate(rows, start=2):
-            try:
-                score = float(row["main_score"])
-            except ValueError:
-                raise ValueError(f"{path}: line {n}: main_score {row['main_score']!r}.") from None
-            if not math.isfinite(score):
-                raise ValueError(f"{path}: line {n}: main_score is not finite.")
-            out.scores.setdefault(row["model_id"], {})[row["task"]] = score
-            out.task_types[row["task"]] = row["task_type"]
-            out.splits[row["task"]] = row.get("split") or "test"
+        rows = csv.reader(handle)
+        try:
+            header = next(rows, [])
+            missing = {"model_id", "task", "task_type", "main_score"} - set(header)
+            if missing:
+                raise ValueError(f"{path}: no column(s) {sorted(missing)}.")
+            for row in rows:
+                try:
+                    _add_csv_row(out, header, row)
+                except ValueError as exc:
+                    raise ValueError(f"{path}: line {rows.line_num}: {exc}.") from None
+        except csv.Error as exc:  # e.g. a field over csv's 131,072-character limit
+            raise ValueError(
+                f"{path}: line {rows.line_num}: not a readable CSV row ({exc})."
+            ) from None
+        except UnicodeDecodeError as exc:  # decoded in blocks: the byte, not the line, is known
+            raise ValueError(
+                f"{path}: not a readable CSV row: not UTF-8 text (byte {exc.start} of a block "
+                f"read after line {rows.line_num})."
+            ) from None
     return out
+
+
+def _add_csv_row(out: MtebScores, header: list[str], fields: list[str]) -> None:
+    if not fields:
+        return  # a blank line
+    if len(fields) != len(header):
+        raise ValueError(f"{len(fields)} fields where the header has {len(header)}")
+    row = dict(zip(header, fields, strict=True))
+    for key, value in row.items():
+        if len(value) > _MAX_FIELD:
+            raise ValueError(f"{key} is {len(value):,} characters long")
+    for key in ("model_id", "task", "task_type"):
+        if not row[key].strip():
+            raise ValueError(f"{key} is empty")
+    try:
+        score = float(row["main_score"])
+    except ValueError:
+        raise ValueError(f"main_score {row['main_score'][:40]!r} is not a number") from None
+    out.scores.setdefault(row["model_id"], {})[row["task"]] = check_mteb_score(score)
+    out.task_types[row["task"]] = row["task_type"]
+    out.splits[row["task"]] = row.get("split") or "test"
 
 
 # The English subset of a multilingual MTEB(eng, v1) task, as that benchmark selects it.
@@ -94,8 +145,10 @@ def read_mteb_folder(root: str | Path, reference: MtebScores) -> MtebScores:
         {m: dict(s) for m, s in reference.scores.items()},
         dict(reference.task_types),
         dict(reference.splits),
+        list(reference.skipped),
     )
     for model in scan_results([Path(root)]):
+        out.skipped.extend(model.skipped)
         found: dict[str, float] = {}
         for file in model.files:  # oldest first: a newer file wins
             task = file.task_name
@@ -107,8 +160,13 @@ def read_mteb_folder(root: str | Path, reference: MtebScores) -> MtebScores:
                 if split == reference.splits.get(task, "test")
             }
             subset = next((s for s in _ENGLISH_SUBSETS if s in entries), None)
-            if subset is not None:
-                found[task] = float(entries[subset]["main_score"])
+            if subset is None:
+                continue
+            try:
+                found[task] = check_mteb_score(entries[subset].get("main_score"))
+            except ValueError as exc:  # one bad file costs its task, not the comparison
+                found.pop(task, None)
+                out.skipped.append(f"{file.path}: {exc}; {task} left out for {model.name}")
         if found:
             out.scores[model.name] = found
     return out

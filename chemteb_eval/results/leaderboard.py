@@ -134,20 +134,39 @@ def size_bucket(n_parameters: int | None) -> str:
     return SIZE_BUCKETS[2]
 
 
+def _describe_hardware(hardware: Any) -> str | None:
+    """A run record's ``hardware`` as the efficiency view labels it."""
+    if not isinstance(hardware, dict):
+        return None
+    if hardware.get("cuda"):
+        count = hardware.get("gpu_count")
+        return f"{hardware['cuda']}" + (
+            f" x{count}" if isinstance(count, int) and count > 1 else ""
+        )
+    if hardware.get("cpus"):
+        model = hardware.get("cpu")
+        return f"{model + ' ' if isinstance(model, str) and model else ''}CPU ({hardware['cpus']} cores)"
+    return None
+
+
 def _hardware(result: ModelResults) -> str | None:
-    hardware = result.run_meta.get("hardware")
-    if isinstance(hardware, dict):
-        if hardware.get("cuda"):
-            count = hardware.get("gpu_count")
-            return f"{hardware['cuda']}" + (
-                f" x{count}" if isinstance(count, int) and count > 1 else ""
-            )
-        if hardware.get("cpus"):
-            model = hardware.get("cpu")
-            return f"{model + ' ' if isinstance(model, str) and model else ''}CPU ({hardware['cpus']} cores)"
+    found = _describe_hardware(result.run_meta.get("hardware"))
+    if found is not None:
+        return found
     if (result.folder.parent.parent / _PAPER_TIMING).is_file():
         return _PAPER_HARDWARE
     return None
+
+
+def task_hardware(result: ModelResults, task: str) -> str | None:
+    """The hardware that timed ``task``'s file: its run's record (``chemteb_run_id`` ->
+    ``runs.jsonl``); for files from before runs were logged, the folder's ``run_meta.json``."""
+    file = result.files.get(task)
+    run_id = file.extra.get("chemteb_run_id") if file is not None else None
+    record = result.runs.get(run_id) if isinstance(run_id, str) else None
+    if record is not None:
+        return _describe_hardware(record.get("hardware"))
+    return _hardware(result)
 
 
 def model_facts(result: ModelResults, table: Mapping[str, Mapping[str, str]]) -> ModelFacts:
@@ -279,9 +298,7 @@ def build_leaderboard(
     for r in ranked:
         row = _overall_row(r, board, borda_rank, intervals.get(r["model"]))
         board.overall.append(row)
-        entry = _efficiency_entry(r, row, by_model[r["model"]], board)
-        if entry is not None:
-            board.efficiency.append(entry)
+        board.efficiency.extend(_efficiency_entries(r, row, by_model[r["model"]], board))
     # Speeds are comparable on the same hardware only: one Pareto front per hardware.
     for hardware in {e["Hardware"] for e in board.efficiency}:
         group = [e for e in board.efficiency if e["Hardware"] == hardware]
@@ -350,28 +367,35 @@ def _overall_row(
     return row
 
 
-def _efficiency_entry(
+def _efficiency_entries(
     r: dict[str, Any], row: dict[str, Any], result: ModelResults, board: Leaderboard
-) -> dict[str, Any] | None:
-    """Samples per second over the tasks whose size and time are both known (complete models)."""
-    sized = [
-        (size, result.seconds[t.name])
-        for t in board.tasks
-        if t.name in result.seconds and (size := task_size(t)) is not None
-    ]
-    if not r["complete"] or not sized:
-        return None
+) -> list[dict[str, Any]]:
+    """Samples per second over the tasks whose size and time are both known (complete models):
+    one entry per hardware the tasks were timed on (each result file names its run, and the
+    run its hardware), so a model run on a GPU and later on a CPU is in both panels with the
+    tasks each timed — never one speed mixing the two."""
+    if not r["complete"]:
+        return []
+    by_hardware: dict[str, list[tuple[int, float]]] = {}
+    for t in board.tasks:
+        size = task_size(t)
+        if t.name in result.seconds and size is not None:
+            hardware = task_hardware(result, t.name) or "not recorded"
+            by_hardware.setdefault(hardware, []).append((size, result.seconds[t.name]))
     facts = board.facts[r["model"]]
-    return {
-        "Model": r["model"],
-        "Samples/s": sum(s for s, _ in sized) / sum(sec for _, sec in sized),
-        "RRF": r["rrf"],
-        "Params (M)": row["Params (M)"],
-        "Dim": facts.embedding_dim,
-        "Hardware": facts.hardware or "not recorded",
-        "Open": row["Open"],
-        "Timed tasks": len(sized),
-    }
+    return [
+        {
+            "Model": r["model"],
+            "Samples/s": sum(s for s, _ in sized) / sum(sec for _, sec in sized),
+            "RRF": r["rrf"],
+            "Params (M)": row["Params (M)"],
+            "Dim": facts.embedding_dim,
+            "Hardware": hardware,
+            "Open": row["Open"],
+            "Timed tasks": len(sized),
+        }
+        for hardware, sized in sorted(by_hardware.items())
+    ]
 
 
 def _type_rows(

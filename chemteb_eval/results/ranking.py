@@ -13,6 +13,7 @@ import numpy as np
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
+from .evidence import Evidence
 from .schema import ResultFile, match_task, read_json_object
 
 __all__ = [
@@ -37,6 +38,7 @@ class ScannedModel:
     name: str
     meta: dict[str, Any] = field(default_factory=dict)  # model_meta.json, if any
     run_meta: dict[str, Any] = field(default_factory=dict)  # the newest run_meta.json, if any
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # runs.jsonl: run id -> record
     files: list[ResultFile] = field(default_factory=list)  # oldest first
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
 
@@ -55,6 +57,9 @@ class ModelResults:
     files: dict[str, ResultFile] = field(default_factory=dict)  # task -> the file scored
     meta: dict[str, Any] = field(default_factory=dict)
     run_meta: dict[str, Any] = field(default_factory=dict)
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (task, score key) -> its checked evidence or None: each items file is read once per board
+    evidence: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
 
 def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
@@ -145,9 +150,26 @@ def scan_results(
                         model.files.append(ResultFile.from_dict(payload, path))
                 except (OSError, ValueError) as exc:
                     model.skipped.append(f"{path}: {exc}")
+            _read_runs(folder, model)
             scanned.append(model)
     _tell_apart(scanned)
     return scanned
+
+
+def _read_runs(folder: Path, model: ScannedModel) -> None:
+    """Every run's record (``runs.jsonl`` in each revision folder), by run id."""
+    from chemteb_eval._files import read_json_lines
+
+    for path in sorted(folder.glob("*/runs.jsonl")):
+        try:
+            records, bad = read_json_lines(path)
+        except (OSError, ValueError) as exc:
+            model.skipped.append(f"{path}: {exc}")
+            continue
+        model.skipped.extend(bad)
+        for record in records:
+            if isinstance(record, dict) and isinstance(record.get("run_id"), str):
+                model.runs[record["run_id"]] = record
 
 
 def _tell_apart(scanned: list[ScannedModel]) -> None:
@@ -204,6 +226,7 @@ def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) ->
         skipped=list(source.skipped),
         meta=source.meta,
         run_meta=source.run_meta,
+        runs=source.runs,
     )
     for file in source.files:
         task = match_task(file.task_name, file.dataset_revision, tasks)
@@ -351,10 +374,29 @@ def _mean_of_items(task_type: str, key: str) -> bool:
     return task_type == "Retrieval" or (task_type == "Classification" and key == "accuracy")
 
 
-def task_evidence(model: ModelResults, bench: Benchmark, task: Task) -> dict[str, Any] | None:
-    """The per-item evidence behind a model's score on a task (``<Task>.items.npz``), when the
-    benchmark scores the task on one split and subset and the run wrote items; else ``None``."""
-    from .schema import items_path, read_items
+def task_evidence(
+    model: ModelResults, bench: Benchmark, task: Task, key: str | None = None
+) -> Evidence | None:
+    """The checked per-item evidence behind a model's ``key`` (default the benchmark's main
+    score) on a task (``<Task>.items.npz``), when the benchmark scores the task on one split and
+    subset and the run wrote items; else ``None``.
+
+    The file is untrusted (``evidence.check_evidence``): one that fails a check — unreadable,
+    mis-shaped, NaN, out of range, or items that do not reproduce the JSON's score — is left
+    out with a notice in ``model.skipped``, and the task falls back to task-level resampling.
+    """
+    key = key or main_score(bench, task)
+    if (task.name, key) not in model.evidence:
+        model.evidence[(task.name, key)] = _checked_evidence(model, bench, task, key)
+    found: Evidence | None = model.evidence[(task.name, key)]
+    return found
+
+
+def _checked_evidence(
+    model: ModelResults, bench: Benchmark, task: Task, key: str
+) -> Evidence | None:
+    from .evidence import check_evidence, read_items
+    from .schema import items_path
 
     splits = eval_splits(bench, task)
     file = model.files.get(task.name)
@@ -364,8 +406,18 @@ def task_evidence(model: ModelResults, bench: Benchmark, task: Task) -> dict[str
     if not path.is_file():
         return None
     try:
-        return read_items(path).get((splits[0], task.subsets[0]))
-    except ValueError:
+        score = file.score(key, splits, task.subset_weight_key)
+        if score is None:
+            raise ValueError(f"the result file has no {key} to check them against")
+        found = read_items(path).get((splits[0], task.subsets[0]))
+        if found is None:
+            raise ValueError(f"no items for split {splits[0]!r}, subset {task.subsets[0]!r}")
+        return check_evidence(task.type, found, key, score)
+    except (KeyError, ValueError) as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        model.skipped.append(
+            f"{path}: evidence left out ({reason}); {task.name}'s interval resamples tasks"
+        )
         return None
 
 
@@ -373,8 +425,6 @@ def _item_resampler(models: list[ModelResults], bench: Benchmark, tasks: list[Ta
     """Where every model's run wrote items for a task whose score is a mean of items, a
     callable that redraws those tasks' items (the same items for every model) and returns the
     models' recomputed scores; ``None`` when no task qualifies (e.g. published files)."""
-    from chemteb_eval.scoring.uncertainty import task_statistic
-
     per_task: dict[str, tuple[int, dict[str, Any]]] = {}
     for task in tasks:
         key = main_score(bench, task)
@@ -383,11 +433,11 @@ def _item_resampler(models: list[ModelResults], bench: Benchmark, tasks: list[Ta
         stats: dict[str, Any] = {}
         sizes = set()
         for m in models:
-            evidence = task_evidence(m, bench, task)
-            if evidence is None or (key not in evidence and task.type == "Retrieval"):
+            evidence = task_evidence(m, bench, task, key)
+            if evidence is None:
                 break
-            stats[m.model], n = task_statistic(task.type, evidence, key)
-            sizes.add(n)
+            stats[m.model] = evidence.statistic
+            sizes.add(evidence.n)
         if len(stats) == len(models) and len(sizes) == 1:
             per_task[task.name] = (sizes.pop(), stats)
     if not per_task:
@@ -410,15 +460,14 @@ def task_interval(
     """The 95% interval of a model's main score on a task, resampling the task's items, where
     its run wrote them and the score is a mean of items (cheap enough for every table); else
     ``None``."""
-    from chemteb_eval.scoring.uncertainty import bootstrap_ci, task_statistic
+    from chemteb_eval.scoring.uncertainty import bootstrap_ci
 
     key = main_score(bench, task)
-    evidence = task_evidence(model, bench, task) if _mean_of_items(task.type, key) else None
+    evidence = task_evidence(model, bench, task, key) if _mean_of_items(task.type, key) else None
     if evidence is None:
         return None
     try:
-        statistic, n = task_statistic(task.type, evidence, key)
-        _, low, high = bootstrap_ci(statistic, n, resamples=resamples, seed=seed)
+        _, low, high = bootstrap_ci(evidence.statistic, evidence.n, resamples=resamples, seed=seed)
     except (KeyError, ValueError):
         return None
     return low, high

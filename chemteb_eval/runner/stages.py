@@ -12,14 +12,16 @@ import os
 import platform
 import time
 import traceback
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from chemteb_eval import __version__
+from chemteb_eval._files import append_json_line
 from chemteb_eval.data import cache_root, load_task
 from chemteb_eval.data.loader import user_copy
 from chemteb_eval.data.pipchem import PIPCHEM_NEEDS
@@ -29,10 +31,11 @@ from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.errors import ChemtebError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
-from chemteb_eval.models.base import Encoder
+from chemteb_eval.models.base import Encoder, ModelMeta
+from chemteb_eval.models.fingerprint import model_fingerprint
 from chemteb_eval.models.spec import parse_model_spec
 from chemteb_eval.results.io import model_dir, write_json_atomic
-from chemteb_eval.results.schema import ResultFile, items_path, write_items
+from chemteb_eval.results.schema import ResultFile, items_path, read_json_object, write_items
 from chemteb_eval.scoring._validation import check_beta
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
 from chemteb_eval.tasks import main_score as benchmark_main_score
@@ -80,6 +83,8 @@ class RunReport:
     """
 
     results_dir: Path
+    # names this run in runs.jsonl and in each result file it writes ("chemteb_run_id")
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     statuses: dict[str, str] = field(default_factory=dict)  # done | skipped | failed
     main_scores: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
@@ -282,6 +287,8 @@ def _evaluate_all(
         try:
             items: dict[tuple[str, str], dict[str, Any]] = {}
             result = evaluate_task(task, loaded[name], engine, context, owners, items)
+            # the run (hardware, settings) that timed it, in runs.jsonl beside the file
+            result = replace(result, extra={**result.extra, "chemteb_run_id": report.run_id})
             path = result.write(out_dir)
             if items:  # the per-item evidence beside the MTEB file, for intervals and compare
                 write_items(items_path(path), items)
@@ -328,25 +335,34 @@ def _hardware() -> dict[str, Any]:
     return info
 
 
+RUNS_FILE = "runs.jsonl"  # every run's record, one JSON line each (MTEB's glob skips .jsonl)
+
+
 def write_run_meta(
     out_dir: Path, plan: Plan, report: RunReport, settings: Mapping[str, Any]
 ) -> None:
-    """``run_meta.json``: hardware, settings (batch size, precision, backend), encoding
-    statistics and throughput (texts/s, tokens/s), per-task status and errors."""
-    write_json_atomic(
-        out_dir / "run_meta.json",
-        {
-            "chemteb_eval_version": __version__,
-            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "benchmark": plan.benchmark.name if plan.benchmark is not None else None,
-            "hardware": _hardware(),
-            "settings": dict(settings),
-            "seconds": report.seconds,
-            "encoding": report.encoding,
-            "tasks": report.statuses,
-            "errors": report.errors,
-        },
-    )
+    """Record the run: hardware, settings (batch size, precision, backend), encoding statistics
+    and throughput (texts/s, tokens/s), per-task status and errors.
+
+    Every run's record is appended to ``runs.jsonl`` (so an earlier run's GPU and its timings
+    are never lost; result files name their run by ``chemteb_run_id``). ``run_meta.json`` holds
+    the latest run that scored a task: a rerun that only found cached results leaves it."""
+    record = {
+        "run_id": report.run_id,
+        "chemteb_eval_version": __version__,
+        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "benchmark": plan.benchmark.name if plan.benchmark is not None else None,
+        "hardware": _hardware(),
+        "settings": dict(settings),
+        "seconds": report.seconds,
+        "encoding": report.encoding,
+        "tasks": report.statuses,
+        "errors": report.errors,
+    }
+    append_json_line(out_dir / RUNS_FILE, record)
+    scored = any(status == "done" for status in report.statuses.values())
+    if scored or not (out_dir / "run_meta.json").exists():
+        write_json_atomic(out_dir / "run_meta.json", record)
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -354,7 +370,7 @@ def write_run_meta(
 
 def _open(
     model: str | Encoder, output_dir: Path, cache: Path | None, **load_options: Any
-) -> tuple[Encoder, Path]:
+) -> tuple[Encoder, Path, str | None]:
     """Check the folders (before minutes of model loading), then load the model."""
     _writable(output_dir, "--output-dir:", "pass a folder you can write to")
     if cache is not None:
@@ -364,9 +380,83 @@ def _open(
         from chemteb_eval.models import load_encoder
 
         model = load_encoder(model, **load_options)
-    out_dir = model_dir(output_dir, model.meta.name, model.meta.revision)
+    weights = local_weights(model.meta)
+    out_dir = results_folder(output_dir, model.meta, weights, load_options.get("log", print))
     _writable(out_dir, "--output-dir:", "pass a folder you can write to")
-    return model, out_dir
+    return model, out_dir, weights
+
+
+def local_weights(meta: ModelMeta) -> str | None:
+    """The fingerprint of a model loaded from local files with no revision (a folder, a
+    vectors file, the bundled copy): what tells two folders named ``final`` apart."""
+    if meta.revision is not None or not Path(meta.source).exists():
+        return None
+    return model_fingerprint(meta.source)
+
+
+def results_name(meta: ModelMeta) -> str:
+    """The model's name as its results record it: a local path becomes its last part (never
+    ``..`` or an absolute path: results shared on the Hub must not carry the user's folders)."""
+    name = meta.name
+    if Path(name).is_absolute() or name in (".", "..") or (Path(name).exists() and "/" in name):
+        return Path(name).resolve().name or "model"
+    return name
+
+
+def recorded_meta(meta: ModelMeta, weights: str | None) -> dict[str, Any]:
+    """``model_meta.json``: the meta with a local source recorded by name, and the weights'
+    fingerprint, which ``results_folder`` reads to keep other weights out of the folder."""
+    out = meta.to_dict()
+    out["name"] = results_name(meta)
+    if Path(meta.source).exists():
+        out["source"] = "local:" + Path(meta.source).resolve().name
+    if weights is not None:
+        out["weights"] = weights
+    return out
+
+
+def results_folder(output_dir: Path, meta: ModelMeta, weights: str | None, log: Log) -> Path:
+    """Where the model's results go: ``model_dir`` of its name and revision; for local weights,
+    a folder that holds no other weights' results. A folder made by other weights of the same
+    name (``exp1/final`` then ``exp2/final``, or a retrained ``final``) is left alone and this
+    run writes to ``<name>-<fingerprint>`` instead, so two models' scores never mix."""
+    name = results_name(meta)
+    out = model_dir(output_dir, name, meta.revision)
+    if weights is None:
+        return out
+    alternative = model_dir(output_dir, f"{name}-{weights.split(':')[-1][:10]}", meta.revision)
+    for candidate in (out, alternative):
+        owner = _folder_weights(candidate, meta)
+        if owner in (None, weights):
+            if candidate is alternative:
+                log(
+                    f"{out} holds results of other weights named {name}; this model's go to "
+                    f"{candidate}"
+                )
+            return candidate
+    raise ChemtebError(  # a fingerprint-prefix collision: not seen, but never mix
+        f"--output-dir: {out} and {alternative} both hold other weights' results; pass "
+        "another --output-dir."
+    )
+
+
+def _folder_weights(folder: Path, meta: ModelMeta) -> str | None:
+    """The weights a results folder was made by: its ``model_meta.json``'s fingerprint; for a
+    folder written before fingerprints were recorded, ``"same source"`` when it names this
+    model's own source; ``None`` for a folder with no results."""
+    path = folder / "model_meta.json"
+    if not path.is_file():
+        return None
+    try:
+        recorded = read_json_object(path)
+    except (OSError, ValueError):
+        return "unreadable"  # never write into a folder whose owner cannot be told
+    weights = recorded.get("weights")
+    if isinstance(weights, str):
+        return weights
+    if recorded.get("source") == meta.source:
+        return local_weights(meta)  # an earlier version's folder of this very model
+    return "unknown"
 
 
 def run(
@@ -430,7 +520,7 @@ def run(
         "backend": backend,
         "log": log,
     }
-    encoder, out_dir = _open(model, Path(output_dir), cache_folder, **options)
+    encoder, out_dir, weights = _open(model, Path(output_dir), cache_folder, **options)
     report = RunReport(results_dir=out_dir)
     # opened first: a damaged cache stops the run before any work
     cache = EmbeddingCache(cache_folder, **_identity(encoder, precision)) if cache_folder else None
@@ -439,7 +529,7 @@ def run(
     # process scores and writes.
     main = state is None or bool(state.is_main_process)
     if main:
-        write_json_atomic(out_dir / "model_meta.json", encoder.meta.to_dict())
+        write_json_atomic(out_dir / "model_meta.json", recorded_meta(encoder.meta, weights))
     loaded = load(plan, pending(plan, out_dir, overwrite, report, log), report, log, paths)
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     try:

@@ -167,9 +167,11 @@ class Task:
 
         Returns:
             ``"pinned"`` (the registry's revision), ``"known"`` (a revision published results
-            were made at, which is not the pinned one), or ``"unknown"``.
+            were made at, which is not the pinned one), or ``"unknown"``. A task with no
+            revision (built locally, as PipChem's are) and a file with none agree: neither
+            side names a revision, so there is nothing to mismatch.
         """
-        if revision is not None and revision == self.revision:
+        if revision == self.revision:
             return "pinned"
         if revision in self.known_revisions:
             return "known"

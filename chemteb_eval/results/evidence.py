@@ -1,0 +1,222 @@
+"""The one reader of ``<Task>.items.npz`` evidence files: untrusted input, checked like the JSON.
+
+An items file is what a run's scoring returned with ``return_items=True`` (per query, per test
+row, per pair...), saved beside the task's MTEB-layout JSON. Everything that resamples items —
+``rank --ci``, ``compare``, the Space's interval columns — reads it through here, so a hostile or
+stale file cannot move a number: its sizes are checked from the zip and ``.npy`` headers before
+any array is allocated, every array's dtype and shape from its header, the values for finiteness
+and range, and the items must reproduce the score the JSON records. A file that fails any check
+is refused with the reason; callers skip it with a notice and fall back to resampling tasks.
+"""
+
+from __future__ import annotations
+
+import math
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["MAX_ITEMS_BYTES", "Evidence", "check_evidence", "read_items"]
+
+# The largest evidence a run writes: retrieval's per-query metrics are ~20 float64 arrays per
+# query, so 1M queries are ~160 MB. 256 MiB unpacked bounds what a 1 MB hostile file can cost.
+MAX_ITEMS_BYTES = 256 * 2**20
+MAX_MEMBERS = 4096  # a run writes ~2-25 arrays per split and subset
+_KINDS = "biufU"  # bool, ints, floats and unicode labels: nothing that needs pickle
+# The items' score may differ from the JSON's by its rounding: MTEB rounds retrieval's means to
+# 5 decimals (half a unit: 5e-6), plus float noise from another summation order.
+_TOLERANCE = 1e-5
+
+
+def read_items(
+    path: str | Path, *, max_bytes: int | None = None
+) -> dict[tuple[str, str], dict[str, NDArray[Any]]]:
+    """``{(split, subset): {name: array}}`` from an items file, sizes checked before loading
+    (``max_bytes`` unpacked at most; default ``MAX_ITEMS_BYTES``).
+
+    Raises:
+        ValueError: naming the file and what is wrong with it (not a zip, a truncated member, a
+            declared size over ``max_bytes``, an object or structured dtype, a member name that
+            is not ``split/subset/name.npy``).
+    """
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            _check_sizes(infos, MAX_ITEMS_BYTES if max_bytes is None else max_bytes)
+            out: dict[tuple[str, str], dict[str, NDArray[Any]]] = {}
+            for info in infos:
+                split, subset, name = _member_key(info.filename)
+                with archive.open(info) as member:
+                    out.setdefault((split, subset), {})[name] = _read_array(member, info)
+    except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable items file ({exc})") from None
+    return out
+
+
+def _check_sizes(infos: list[zipfile.ZipInfo], max_bytes: int) -> None:
+    if not infos:
+        raise ValueError("no arrays in it")
+    if len(infos) > MAX_MEMBERS:
+        raise ValueError(f"{len(infos)} arrays, more than the {MAX_MEMBERS} a run writes")
+    # zipfile stops a member at the size its central directory declares, so this bounds memory.
+    declared = sum(i.file_size for i in infos)
+    if declared > max_bytes:
+        raise ValueError(f"declares {declared:,} bytes unpacked, over the {max_bytes:,} limit")
+
+
+def _member_key(filename: str) -> tuple[str, str, str]:
+    parts = filename.removesuffix(".npy").split("/")
+    if not filename.endswith(".npy") or len(parts) != 3 or not all(parts):
+        raise ValueError(f"member {filename[:80]!r} is not split/subset/name.npy")
+    return parts[0], parts[1], parts[2]
+
+
+def _read_array(member: IO[bytes], info: zipfile.ZipInfo) -> NDArray[Any]:
+    """One ``.npy`` member, its header checked against the member's declared size first (a
+    header may declare a shape of 10**12 rows in a 100-byte member)."""
+    fmt = np.lib.format
+    version = fmt.read_magic(member)
+    header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+    shape, fortran, dtype = header(member)
+    name = info.filename
+    if dtype.kind not in _KINDS or dtype.itemsize == 0 or dtype.fields is not None:
+        raise ValueError(f"{name}: dtype {dtype} is not a number or text array")
+    count = math.prod(shape)
+    size = count * dtype.itemsize
+    if size > info.file_size:
+        raise ValueError(f"{name}: its header declares {shape}, more than the member holds")
+    data = member.read(size)
+    if len(data) != size:
+        raise ValueError(f"{name}: truncated ({len(data):,} of {size:,} bytes)")
+    flat = np.frombuffer(data, dtype=dtype, count=count)
+    return flat.reshape(shape, order="F") if fortran else flat.reshape(shape)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Checked items of one task: the score recomputed on any resample of them (row indices),
+    and their count."""
+
+    items: Mapping[str, NDArray[Any]]
+    statistic: Callable[[NDArray[np.int64]], float]
+    n: int
+
+
+def check_evidence(task_type: str, items: Mapping[str, Any], key: str, score: float) -> Evidence:
+    """The items of one split and subset, checked against the task type's layout and the score
+    the result file records for ``key``.
+
+    Raises:
+        ValueError: the reason — a missing or mis-shaped array, a non-finite or out-of-range
+            value, or items whose ``key`` is not ``score``.
+    """
+    from chemteb_eval.scoring.uncertainty import task_statistic
+
+    check = _LAYOUTS.get(task_type)
+    if check is None:
+        raise ValueError(f"no per-item evidence for {task_type} tasks")
+    n = check(items, key)
+    if n < 1:
+        raise ValueError("no items")
+    statistic, counted = task_statistic(task_type, items, key)
+    if counted != n:
+        raise ValueError(f"{counted} items where the layout has {n}")
+    with np.errstate(all="ignore"):
+        recomputed = statistic(np.arange(n))
+    if not math.isfinite(recomputed) or abs(recomputed - score) > _TOLERANCE * max(1, abs(score)):
+        raise ValueError(
+            f"its items give {key} = {recomputed:.6g}, the result file says {score:.6g}"
+        )
+    return Evidence(items=dict(items), statistic=statistic, n=n)
+
+
+def _array(items: Mapping[str, Any], name: str, ndim: int = 1) -> NDArray[Any]:
+    if name not in items:
+        raise ValueError(f"no {name!r} array")
+    value = np.asarray(items[name])
+    if value.ndim != ndim:
+        raise ValueError(f"{name!r} has {value.ndim} dimensions, not {ndim}")
+    return value
+
+
+def _numbers(
+    items: Mapping[str, Any], name: str, low: float = -math.inf, high: float = math.inf
+) -> NDArray[Any]:
+    value = _array(items, name)
+    if value.dtype.kind not in "biuf":
+        raise ValueError(f"{name!r} is not numeric")
+    finite = value.astype(np.float64)
+    if not np.isfinite(finite).all():
+        raise ValueError(f"{name!r} has NaN or infinite values")
+    if value.size and (finite.min() < low or finite.max() > high):
+        raise ValueError(f"{name!r} has values outside [{low:g}, {high:g}]")
+    return value
+
+
+def _same_length(*arrays: NDArray[Any]) -> int:
+    lengths = {int(a.shape[-1]) for a in arrays}
+    if len(lengths) != 1:
+        raise ValueError(f"arrays of different lengths {sorted(lengths)}")
+    return lengths.pop()
+
+
+def _labels(items: Mapping[str, Any], name: str, ndim: int = 1) -> NDArray[Any]:
+    value = _array(items, name, ndim)
+    if value.dtype.kind == "f" and not np.isfinite(value).all():
+        raise ValueError(f"{name!r} has NaN or infinite labels")
+    return value
+
+
+def _retrieval(items: Mapping[str, Any], key: str) -> int:
+    # Every per-query retrieval metric (nDCG, MAP, MRR, recall, precision) lies in [0, 1].
+    values = _numbers(items, key, 0.0, 1.0)
+    if "query_ids" in items:
+        return _same_length(values, _array(items, "query_ids"))
+    return len(values)
+
+
+def _classification(items: Mapping[str, Any], _: str) -> int:
+    y_true, y_pred = _labels(items, "y_true"), _labels(items, "y_pred", 2)
+    if y_pred.shape[0] < 1:
+        raise ValueError("'y_pred' has no experiments")
+    return _same_length(y_true, y_pred)
+
+
+def _pairs(items: Mapping[str, Any], _: str) -> int:
+    from chemteb_eval.scoring.pair_classification import SIMILARITY_FUNCTIONS
+
+    labels = _numbers(items, "labels", 0, 1)
+    if not np.isin(labels, (0, 1)).all():
+        raise ValueError("'labels' are not 0/1")
+    if len(np.unique(labels)) < 2:
+        raise ValueError("'labels' hold one class only: no threshold to sweep")
+    scores = [_numbers(items, name) for name, _ in SIMILARITY_FUNCTIONS]
+    return _same_length(labels, *scores)
+
+
+def _bitext(items: Mapping[str, Any], _: str) -> int:
+    return _same_length(_labels(items, "y_true"), _labels(items, "y_pred"))
+
+
+def _clustering(items: Mapping[str, Any], _: str) -> int:
+    return _same_length(_labels(items, "labels"), _labels(items, "clusters"))
+
+
+def _sts(items: Mapping[str, Any], _: str) -> int:
+    return _same_length(_numbers(items, "gold"), _numbers(items, "similarity"))
+
+
+_LAYOUTS: Mapping[str, Callable[[Mapping[str, Any], str], int]] = {
+    "Retrieval": _retrieval,
+    "Classification": _classification,
+    "PairClassification": _pairs,
+    "BitextMining": _bitext,
+    "Clustering": _clustering,
+    "STS": _sts,
+}
