@@ -9,7 +9,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_json_line", "parse_json", "read_json_lines", "write_json_atomic"]
+__all__ = [
+    "append_json_line",
+    "csv_safe",
+    "parse_json",
+    "read_json_lines",
+    "write_json_atomic",
+]
 
 
 def parse_json(data: str | bytes) -> Any:
@@ -72,3 +78,19 @@ def read_json_lines(path: Path, *, max_bytes: int = 64 * 2**20) -> tuple[list[An
         except ValueError as exc:
             bad.append(f"{path}: line {n}: {exc}")
     return records, bad
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(cell: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text starting with ``=``, ``+``, ``-``, ``@``, a
+    tab or a carriage return (a contributed model named ``=HYPERLINK(...)``) gets a leading
+    ``'``, as OWASP advises. Numbers, and text that reads as one ("-0.25"), stay as they are."""
+    if not isinstance(cell, str) or not cell.startswith(_FORMULA_START):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
+        return "'" + cell
+    return cell

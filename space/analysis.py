@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from views import md, md_code
 
 from chemteb_eval.results.correlations import (
     Correlations,
@@ -249,7 +250,7 @@ def _domain_note(comp: DomainComparison, board: Leaderboard, df: pd.DataFrame, s
                 lines.append(
                     f"{title}: "
                     + "; ".join(
-                        f"{r['Model']} (MTEB rank {r['MTEB rank']} → {r['ChemTEB rank']})"
+                        f"{md(r['Model'])} (MTEB rank {r['MTEB rank']} → {r['ChemTEB rank']})"
                         for _, r in part.iterrows()
                     )
                 )
@@ -259,10 +260,10 @@ def _domain_note(comp: DomainComparison, board: Leaderboard, df: pd.DataFrame, s
         "tasks; a mean over fewer tasks is never plotted."
     )
     if comp.excluded:
-        listed = "\n".join(f"- `{m}`: {why}" for m, why in sorted(comp.excluded.items()))
+        listed = "\n".join(f"- {md_code(m)}: {why}" for m, why in sorted(comp.excluded.items()))
         lines.append(f"Not plotted ({len(comp.excluded)}):\n\n{listed}")
     if source:
-        lines.append(f"MTEB scores: {source}")
+        lines.append(f"MTEB scores: {source}")  # built by app._mteb_scores, names escaped
     return "\n\n".join(lines)
 
 
@@ -422,8 +423,8 @@ def _models_note(corr: Correlations, board: Leaderboard, n_models: int, method: 
         a, b, value, _ = across[0]
         family = dict(zip(corr.labels, corr.groups, strict=True))
         text += (
-            f" The highest correlation across families: {a} ({family[a]}) × {b} "
-            f"({family[b]}), {value:.3f}."
+            f" The highest correlation across families: {md(a)} ({md(family[a])}) × {md(b)} "
+            f"({md(family[b])}), {value:.3f}."
         )
     return text
 

@@ -48,6 +48,8 @@ from views import (
     efficiency_figure,
     filtered,
     frame,
+    md,
+    md_code,
     radar_figure,
     write_body,
     write_csv,
@@ -198,14 +200,14 @@ def _mteb_scores(
             raise ValueError(f"mteb_scores (--mteb-scores): {exc}") from None
         # found beside the results: the page starts without the comparison and says why
         print(f"[skipped] {exc}", file=sys.stderr)
-        return None, f"the MTEB scores beside the results were not read: {exc}"
+        return None, f"the MTEB scores beside the results were not read: {md(exc)}"
     for folder in folders:
         mteb = read_mteb_folder(folder, mteb)
     for line in mteb.skipped:
         print(f"[skipped] {line}", file=sys.stderr)
-    extra = f" and {', '.join(map(str, folders))}" if folders else ""
+    extra = f" and {', '.join(md_code(f) for f in folders)}" if folders else ""
     left_out = f"; {len(mteb.skipped)} file(s) left out" if mteb.skipped else ""
-    return mteb, f"`{found.name}` ({len(mteb.scores)} models){extra}{left_out}"
+    return mteb, f"{md_code(found.name)} ({len(mteb.scores)} models){extra}{left_out}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,7 +246,7 @@ def _notice(state: AppState, board: Leaderboard) -> str:
     skipped = sorted(set(board.notices))
     lines = []
     if skipped:
-        shown = "\n".join(f"- `{s}`" for s in skipped[:200])
+        shown = "\n".join(f"- {md_code(s)}" for s in skipped[:200])
         more = f"\n- … and {len(skipped) - 200} more" if len(skipped) > 200 else ""
         lines.append(
             f"⚠️ **{len(skipped)} result file(s) skipped** (malformed, or without the "

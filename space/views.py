@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -40,21 +41,72 @@ _UNBOLDED = {"Borda", "Ranks gained", "ChemTEB − MTEB", "MTEB mean", "ChemTEB 
 CSV_DIR = Path(tempfile.gettempdir()) / "chemteb-space"
 
 
+# A Hub model id as the Hub spells one: only these become links (a contributed name such as
+# "x](javascript:...)" or "![](http://tracker)" is shown as text, escaped).
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+# ":" too: "http\://" is not autolinked (GitHub-flavoured Markdown links bare URLs)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|<>~&$:])")
+_MD_LINE_START = re.compile(r"^(?=[#+\-=>])")  # a heading, list or quote marker
+_MD_ORDERED = re.compile(r"^(\d+)([.)])")  # "1. " starts an ordered list
+
+
+def md(text: Any) -> str:
+    """``text`` as literal Markdown: every character Markdown (or the HTML in it) would act on
+    is backslash-escaped, and line breaks become spaces, so a contributed model name, family or
+    file name can neither link, embed a remote image, nor start a list."""
+    flat = " ".join(str(text).splitlines())
+    text = _MD_SPECIAL.sub(r"\\\1", flat)
+    text = re.sub(r"(?i)\bwww\.", r"www\\.", text)
+    return _MD_ORDERED.sub(r"\1\\\2", _MD_LINE_START.sub("\\\\", text))
+
+
+def md_code(text: Any) -> str:
+    """``text`` as a Markdown code span, shown literally whatever it holds: the fence is one
+    backtick longer than any run of backticks inside (CommonMark's rule), lines joined."""
+    flat = " ".join(str(text).splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
 def _model_cell(model: str, complete: bool) -> str:
-    # Hub ids link to their model page; API models have no page.
-    name = f"[{model}](https://huggingface.co/{model})" if "/" in model else model
+    # Hub ids link to their model page; API models and other names have no page.
+    name = md(model)
+    if _HUB_ID.fullmatch(model) and ".." not in model:
+        name = f"[{name}](https://huggingface.co/{model})"
     return name if complete else f"{name} ⚠ incomplete"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def frame(
     rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | None = None
 ) -> pd.DataFrame:
-    """Rows to a DataFrame with numeric columns as numbers (missing values as NaN)."""
+    """Rows to a DataFrame with numeric columns as numbers (missing values as NaN).
+
+    A column is numeric when every value it holds is a number (or missing); any other column
+    (a model name, "1-2" in ``Rank 95%``, "≈ #1", an interval "0.61-0.66") keeps its text —
+    coercing it would show "—" for every cell."""
     df = pd.DataFrame(list(rows), columns=list(columns) if columns is not None else None)
     for name in df.columns:
-        if name not in {"Model", "Coverage", "Open", "Family", "Size", "Hardware", "Complete"}:
+        present = [v for v in df[name].tolist() if v is not None and not _is_nan(v)]
+        if present and all(_is_number(v) for v in present):
             df[name] = pd.to_numeric(df[name], errors="coerce")
+        elif not present and name not in _TEXT_COLUMNS:
+            df[name] = pd.to_numeric(df[name], errors="coerce")  # an all-empty score column
     return df
+
+
+# Text columns that may be empty in every row (an empty column would else read as numeric).
+_TEXT_COLUMNS = {"Model", "Coverage", "Open", "Family", "Size", "Hardware", "Complete"}
+_TEXT_COLUMNS |= {"Rank 95%", "Tied with #1", "95% CI"}
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _fmt(name: str) -> Any:
@@ -115,8 +167,16 @@ def datatypes(df: pd.DataFrame) -> list[str]:
 
 
 def write_csv(df: pd.DataFrame, name: str) -> str:
-    """Write a table for download; the file name says what it holds and is stable per content."""
-    return write_body(df.to_csv(index=False, quoting=csv.QUOTE_MINIMAL), name)
+    """Write a table for download; the file name says what it holds and is stable per content.
+    Text cells that a spreadsheet would run as a formula are neutralised (``csv_safe``)."""
+    from chemteb_eval._files import csv_safe
+
+    safe = df.copy()
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):  # object or pandas' str dtype
+            safe[column] = safe[column].map(csv_safe)
+    safe.columns = [csv_safe(c) for c in safe.columns]
+    return write_body(safe.to_csv(index=False, quoting=csv.QUOTE_MINIMAL), name)
 
 
 def write_body(body: str, name: str) -> str:
@@ -159,7 +219,7 @@ def efficiency_figure(board: Leaderboard, rows: Sequence[Mapping[str, Any]]) -> 
     hardware = sorted({str(r["Hardware"]) for r in rows})
     fig = make_subplots(rows=1, cols=len(hardware), shared_yaxes=True, subplot_titles=hardware)
     biggest = max((float(r["Params (M)"]) for r in rows if _known_params(r)), default=1.0)
-    dims = [float(r["Dim"]) for r in rows if r["Dim"] is not None]
+    dims = [float(r["Dim"]) for r in rows if _known_dim(r)]
     colours = (min(dims, default=0.0), max(dims, default=1.0))
     for col, machine in enumerate(hardware, start=1):
         group = [r for r in rows if str(r["Hardware"]) == machine]
@@ -185,6 +245,22 @@ def _known_params(r: Mapping[str, Any]) -> bool:
     return r["Params (M)"] is not None and not pd.isna(r["Params (M)"])
 
 
+def _known_dim(r: Mapping[str, Any]) -> bool:
+    return r["Dim"] is not None and not pd.isna(r["Dim"])
+
+
+def _dim_colour(dim: Any, colours: tuple[float, float]) -> str:
+    """A point's colour on the Viridis scale of the known dimensions; grey when unknown (the
+    paper's results without a model table have no dimensions: plotly refused their None)."""
+    if dim is None or pd.isna(dim):
+        return "#9e9e9e"
+    from plotly.colors import sample_colorscale
+
+    low, high = colours
+    share = 0.5 if high <= low else (float(dim) - low) / (high - low)
+    return str(sample_colorscale("Viridis", [min(1.0, max(0.0, share))])[0])
+
+
 def _efficiency_traces(
     rows: Sequence[Mapping[str, Any]],
     biggest: float,
@@ -193,6 +269,7 @@ def _efficiency_traces(
     first: bool,
 ) -> list[go.Scatter]:
     """One hardware's points (known and unknown size) and its Pareto front."""
+    traces: list[go.Scatter] = []
 
     def trace(
         points: Sequence[Mapping[str, Any]], label: str, symbol: str, sizes: list[float]
@@ -211,20 +288,33 @@ def _efficiency_traces(
             marker={
                 "size": sizes,
                 "symbol": symbol,
-                "color": [r["Dim"] for r in points],
-                "colorscale": "Viridis",
-                "cmin": colours[0],
-                "cmax": colours[1],
-                "showscale": symbol == "circle" and first,
-                "colorbar": {"title": "Embedding dim"},
+                "color": [_dim_colour(r["Dim"], colours) for r in points],
                 "line": {"width": 1, "color": "#333"},
                 "sizemode": "diameter",
             },
         )
 
     known = [r for r in rows if _known_params(r)]
+    dims = [r for r in rows if _known_dim(r)]
+    if dims and first:  # the colour bar, once: plotly takes no None in a numeric colour array
+        traces.append(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                showlegend=False,
+                hoverinfo="skip",
+                marker={
+                    "color": [colours[0]],
+                    "colorscale": "Viridis",
+                    "cmin": colours[0],
+                    "cmax": colours[1],
+                    "showscale": True,
+                    "colorbar": {"title": "Embedding dim (grey: unknown)"},
+                },
+            )
+        )
     unknown = [r for r in rows if not _known_params(r)]
-    traces = []
     if known:
         sizes = [8 + 40 * math.sqrt(float(r["Params (M)"]) / biggest) for r in known]
         traces.append(trace(known, "bubble area ~ parameters", "circle", sizes))

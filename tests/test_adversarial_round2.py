@@ -596,3 +596,96 @@ def test_item22_fresh_pipchem_results_have_no_revision_mismatch(
     assert model.revision_mismatches == 0
     assert chemteb_main(["rank", str(out), "-b", "PipChem"]) == 0
     assert "revision" not in capsys.readouterr().out.lower()
+
+
+# -- items 10, 11, 23: what the Space displays -------------------------------------------------
+
+
+def _column(table: Any, name: str) -> list[str]:
+    value = table["value"]
+    i = value["headers"].index(name)
+    return [row[i] for row in value["metadata"]["display_value"]]
+
+
+def test_item11_the_space_shows_rank_intervals_and_task_intervals(three: Path) -> None:
+    import app
+
+    state = app.build_state([three], default_benchmark="PipChem")
+    out = app.view_tables(state, "PipChem", "all", [], [], "")
+    overall = out[2]
+    assert _column(overall, "Rank 95%") == ["1-1", "2-2", "3-3"]
+    assert _column(overall, "Tied with #1") == ["≈ #1", "", ""]
+    task = app.view_task(state, "PipChem", "all", [], [], "", RETRIEVAL.name)
+    cis = _column(task[2], "95% CI")
+    assert len(cis) == 3 and all(c != "—" and "-" in c for c in cis)
+    lows = [float(c.split("-")[0]) for c in cis]
+    assert lows == sorted(lows, reverse=True)  # best, mid, last
+
+
+def test_item10_contributed_names_are_text_in_markdown_and_csv(three: Path) -> None:
+    import app
+    import views
+
+    hostile = {
+        "org__best": "![x](http://evil.example/p.png)",
+        "org__mid": '=HYPERLINK("http://evil.example","click")',
+        "org__last": "x](javascript:alert(1))",
+    }
+    for folder, name in hostile.items():
+        meta = {"name": name, "revision": None, "embedding_dim": 8}
+        (three / folder / "rev" / "model_meta.json").write_text(json.dumps(meta))
+    state = app.build_state([three], default_benchmark="PipChem")
+    out = app.view_tables(state, "PipChem", "all", [], [], "")
+    cells = _column(out[2], "Model")
+    assert len(cells) == 3
+    for cell in cells:
+        assert "](" not in cell.replace("\\](", "")  # no live link or image
+    assert views.md("![x](http://e/p.png)") == "\\!\\[x\\]\\(http\\://e/p.png\\)"
+    assert views.md_code("a`b") == "``a`b``"
+    body = Path(out[3]).read_text(encoding="utf-8")
+    assert "'=HYPERLINK" in body and "\n=HYPERLINK" not in body and ",=HYPERLINK" not in body
+    # the correlation CSV's labels too
+    from chemteb_eval._files import csv_safe
+
+    assert csv_safe("=1+1") == "'=1+1" and csv_safe("-0.25") == "-0.25" and csv_safe(0.5) == 0.5
+    assert csv_safe("@SUM(A1)") == "'@SUM(A1)" and csv_safe("plain") == "plain"
+
+
+def test_item23_efficiency_view_without_model_facts(three: Path) -> None:
+    import app
+
+    for folder in ("org__best", "org__mid", "org__last"):  # timings, but no dimension known
+        meta = {"name": folder.replace("__", "/"), "revision": None}
+        (three / folder / "rev" / "model_meta.json").write_text(json.dumps(meta))
+        run = {"hardware": {"cpu": "Test CPU", "cpus": 2}}
+        (three / folder / "rev" / "run_meta.json").write_text(json.dumps(run))
+    state = app.build_state([three], default_benchmark="PipChem")
+    board = state.boards["PipChem"]
+    board.tasks = list(board.tasks)
+    from chemteb_eval.results import leaderboard
+
+    original = leaderboard.task_size
+    try:  # PipChem records no sizes: give each task one, as ChemTEB's have
+        leaderboard.task_size = lambda task: 100  # type: ignore[assignment]
+        state = app.build_state([three], default_benchmark="PipChem")
+    finally:
+        leaderboard.task_size = original  # type: ignore[assignment]
+    assert state.boards["PipChem"].efficiency
+    figure, _ = app.view_efficiency(state, "PipChem", "all", [], [], "")
+    colours = [c for t in figure.data for c in (t.marker.color or []) if isinstance(c, str)]
+    assert colours and set(colours) == {"#9e9e9e"}  # unknown dimensions: grey, not None
+
+
+@pytest.mark.slow
+def test_item23_efficiency_view_on_the_paper_results_without_the_model_table(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    import app
+
+    copy = tmp_path / "paper_results"
+    shutil.copytree(shared_dir / "reference" / "paper_results", copy)
+    state = app.build_state([copy], default_benchmark="ChemTEB(paper)")
+    figure, csv_path = app.view_efficiency(state, "ChemTEB(paper)", "all", [], [], "")
+    assert len(figure.data) >= 2 and Path(csv_path).is_file()

@@ -149,6 +149,22 @@ def _models(driver: Any, table: str) -> list[str]:
     return [c.text.strip() for c in cells if c.text.strip()]
 
 
+def _cells(driver: Any, table: str, heading: str) -> list[str]:
+    """The rendered cells of the column headed ``heading``, in display order."""
+    from selenium.webdriver.common.by import By
+
+    header = next(
+        h
+        for h in driver.find_elements(By.CSS_SELECTOR, f"#{table} th")
+        if h.text.replace("\n", "").strip() == heading
+    )
+    column = header.get_attribute("data-heading")
+    cells = driver.find_elements(
+        By.CSS_SELECTOR, f"#{table} [role='gridcell'][data-col='{column}']"
+    )
+    return [c.text.strip() for c in cells]
+
+
 def _click_tab(driver: Any, label: str) -> None:
     from selenium.webdriver.common.by import By
 
@@ -195,6 +211,10 @@ def test_paper_results_in_the_browser(
     print(f"overall table rendered {interactive_s:.2f} s after navigation")
     assert len(models) == 34
     assert models[0] == "text-embedding-3-large"
+    # issue 25, item 11: the interval columns show their text, not "—"
+    intervals = _cells(browser, "overall-table", "Rank 95%")
+    assert intervals[0] == "1-1" and all(c != "—" and "-" in c for c in intervals[:34])
+    assert _cells(browser, "overall-table", "Tied with #1")[0] == "≈ #1"
     assert interactive_s < 10  # target 3 s; measured and reported in docs/leaderboard.md
     _screenshot(browser, tmp_path, "leaderboard-paper-overall.png")
 

@@ -192,10 +192,13 @@ def model_correlations(
 def matrix_rows(matrix: Correlations, kind: str = "spearman") -> list[list[str]]:
     """The matrix as CSV rows: a header of labels, then one row per label (its group second,
     six decimals, empty where too few pairs)."""
+    from chemteb_eval._files import csv_safe
+
     values = matrix.spearman if kind == "spearman" else matrix.pearson
-    rows = [["", "group", *matrix.labels]]
+    rows = [["", "group", *map(csv_safe, matrix.labels)]]
     for label, group, row in zip(matrix.labels, matrix.groups, values, strict=True):
-        rows.append([label, group, *("" if v is None else f"{v:.6f}" for v in row)])
+        cells = ("" if v is None else f"{v:.6f}" for v in row)
+        rows.append([csv_safe(label), csv_safe(group), *cells])
     return rows
 
 

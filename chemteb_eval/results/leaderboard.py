@@ -309,6 +309,8 @@ def build_leaderboard(
         board.by_type[t] = _type_rows(t, ranked, by_model, board)
     for task in tasks:
         board.per_task[task.name] = _task_rows(task, models, board)
+    for m in models:  # evidence files refused while the intervals were computed
+        board.notices.extend(s for s in m.skipped if s not in board.notices)
     return board
 
 
