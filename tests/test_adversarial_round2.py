@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -689,3 +690,124 @@ def test_item23_efficiency_view_on_the_paper_results_without_the_model_table(
     state = app.build_state([copy], default_benchmark="ChemTEB(paper)")
     figure, csv_path = app.view_efficiency(state, "ChemTEB(paper)", "all", [], [], "")
     assert len(figure.data) >= 2 and Path(csv_path).is_file()
+
+
+# -- item 17: rank --correlations into a folder that cannot be written -------------------------
+
+
+@pytest.mark.parametrize("where", ["a file", "below a file", "read-only"])
+def test_item17_correlations_folder_problems_keep_the_ranking(
+    three: Path,
+    tmp_path: Path,
+    where: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    target = tmp_path / "corr"
+    if where == "a file":
+        target.write_text("x")
+    elif where == "below a file":
+        (tmp_path / "file").write_text("x")
+        target = tmp_path / "file" / "corr"
+    else:  # as root (CI) permission bits are ignored: the write fails as on a read-only disk
+        from chemteb_eval.results import correlations
+
+        def denied(*args: Any, **kwargs: Any) -> None:
+            raise PermissionError(13, "Permission denied")
+
+        monkeypatch.setattr(correlations, "write_matrix", denied)
+    code = chemteb_main(["rank", str(three), "-b", "PipChem", "--correlations", str(target)])
+    captured = capsys.readouterr()
+    assert code == 2 and "Traceback" not in captured.err
+    assert "org/best" in captured.out  # the ranking came first
+    assert f"--correlations: cannot write the matrices into {target}" in captured.err
+
+
+def test_item17_correlations_with_json_keep_stdout_json(
+    three: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["rank", str(three), "-b", "PipChem", "--json", "--correlations", str(tmp_path / "c")]
+    assert chemteb_main(args) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 3
+    assert (tmp_path / "c" / "tasks_spearman.csv").is_file()
+
+
+# -- item 18: --data-path readers name the file and line ---------------------------------------
+
+
+def test_item18_data_path_readers_name_file_and_line(tmp_path: Path) -> None:
+    from chemteb_eval.data.shared_sets import MAX_LINE_BYTES, read_ner_folder, read_sts_tsv
+
+    path = tmp_path / "test.tsv"
+    head = b"sentence1\tsentence2\tscore\n"
+    path.write_bytes(head + b"a\tb\t1.0\n" + b"caf\xe9\tb\t2\n")
+    with pytest.raises(ValueError, match=r"test.tsv: line 3 is not UTF-8 text \(byte 4"):
+        read_sts_tsv(path)
+    path.write_bytes(head + b"a\tb\t1.0\n" + b"x" * (MAX_LINE_BYTES + 10) + b"\tb\t2\n")
+    with pytest.raises(ValueError, match=r"test\.tsv: line 3 is longer than 100,000 bytes"):
+        read_sts_tsv(path)
+    path.write_bytes(head + b"a\tb\t1.0\n" + b"a\tb\t" + b"9" * 5000 + b"x\n")
+    with pytest.raises(ValueError, match=r"line 3: score '9999.*\.\.\. is not a number"):
+        read_sts_tsv(path)
+    # Windows line ends read as Unix ones
+    path.write_bytes(head.replace(b"\n", b"\r\n") + b"a\tb\t1.0\r\nc\td\t2\r\n")
+    assert read_sts_tsv(path).scores == [1.0, 2.0]
+    folder = tmp_path / "ner"
+    folder.mkdir()
+    (folder / "train.tsv").write_bytes(b"Aspirin\tB-Chemical\r\n\r\n")
+    (folder / "test.tsv").write_bytes(b"Aspirin\tB-Chemical\n\xff\tO\n")
+    with pytest.raises(ValueError, match=r"test\.tsv: line 2 is not UTF-8"):
+        read_ner_folder(folder, "test", frozenset({"Chemical"}))
+
+
+# -- item 19: the embedding cache ----------------------------------------------------------------
+
+
+def test_item19_a_cache_file_with_another_layout_is_one_line(tmp_path: Path) -> None:
+    import sqlite3
+
+    from chemteb_eval.engine import EmbeddingCache
+    from chemteb_eval.errors import ChemtebError
+
+    probe = EmbeddingCache(tmp_path, "org/m", "a" * 40, "org/m")
+    path = probe.path
+    probe.close()
+    path.unlink()
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE emb (key TEXT PRIMARY KEY, vector BLOB)")
+    db.commit()
+    db.close()
+    with pytest.raises(ChemtebError, match=r"its table emb has columns \['key', 'vector'\]"):
+        EmbeddingCache(tmp_path, "org/m", "a" * 40, "org/m")
+
+
+def test_item19_a_nan_row_is_re_encoded_not_blamed_on_the_encoder(tmp_path: Path) -> None:
+    from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+
+    from .hashing_encoder import HashingEncoder
+
+    encoder = HashingEncoder(dim=16)
+    texts = ["benzene", "toluene", "xylene"]
+    cache = EmbeddingCache(tmp_path, encoder.meta.name, encoder.meta.revision, "tests")
+    engine = EmbeddingEngine(encoder, cache, batch_size=8, progress=False)
+    engine.prefetch(("", t) for t in texts)
+    good = engine.embed(texts, "")
+    cache.close()
+    cache = EmbeddingCache(tmp_path, encoder.meta.name, encoder.meta.revision, "tests")
+    keys = list(cache.keys())
+    cache.put(keys[:1], np.full((1, 16), np.nan, dtype=np.float32), replace=True)
+    with pytest.warns(UserWarning, match="damaged"):
+        found = cache.lookup(keys)
+    assert len(found) == 2  # the NaN row is left out, so it is encoded again
+    engine = EmbeddingEngine(encoder, cache, batch_size=8, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the same "damaged" warning, where the engine reads
+        engine.prefetch(("", t) for t in texts)
+        again = engine.embed(texts, "")
+    assert np.isfinite(again).all() and np.allclose(again, good)
+    cache.close()
+    # a word-vector model's "no vector" rows stay what they are
+    static = EmbeddingCache(tmp_path / "s", "w2v", None, "w2v", fingerprint="f", nan_rows=True)
+    static.put(["k"], np.full((1, 4), np.nan, dtype=np.float32))
+    assert np.isnan(static.lookup(["k"])["k"]).all()
+    static.close()

@@ -351,8 +351,6 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     bench = tasks.get_benchmark(args.benchmark)
     models = read_results(args.results, bench, model_table=args.model_table)
     rows = rank_models(models, bench)
-    if args.correlations:
-        _write_correlations(models, bench, args, args.correlations)
     intervals = rank_uncertainty(models, bench) if args.ci else {}
     skipped = [s for m in models for s in m.skipped]  # after the intervals: evidence notices
     for r in rows:
@@ -391,6 +389,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         )
     for line in skipped:
         print(f"[skipped] {line}", file=sys.stderr)
+    if args.correlations:  # after the ranking is printed: a bad folder must not cost it
+        _write_correlations(models, bench, args, args.correlations)
     return 0
 
 
@@ -420,7 +420,17 @@ def _write_correlations(models: Any, bench: Any, args: argparse.Namespace, folde
     out = Path(folder)
     tasks_matrix = task_correlations(models, bench)
     models_matrix = model_correlations(models, bench, families)
-    for name, matrix in (("tasks", tasks_matrix), ("models", models_matrix)):
-        for kind in ("spearman", "pearson"):
-            write_matrix(matrix, out / f"{name}_{kind}.csv", kind)
-    print(f"correlation matrices (tasks x tasks, models x models; Spearman, Pearson) in {out}")
+    try:
+        for name, matrix in (("tasks", tasks_matrix), ("models", models_matrix)):
+            for kind in ("spearman", "pearson"):
+                write_matrix(matrix, out / f"{name}_{kind}.csv", kind)
+    except OSError as exc:  # a file, a folder below a file, read-only, a full disk
+        raise ValueError(
+            f"--correlations: cannot write the matrices into {out} ({exc.strerror or exc}); "
+            "pass a folder you can write to (the ranking above is complete)."
+        ) from None
+    where = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON alone
+    print(
+        f"correlation matrices (tasks x tasks, models x models; Spearman, Pearson) in {out}",
+        file=where,
+    )

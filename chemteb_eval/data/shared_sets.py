@@ -7,8 +7,8 @@ The folder is ``$CHEMTEB_SHARED_DATA``, else ``shared/data`` beside the source c
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Callable, Mapping
+import itertools
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -35,6 +35,41 @@ __all__ = [  # the root re-exported for callers
 ]
 
 
+# The longest line accepted: a sentence, a term pair or a token line is far shorter; a longer
+# one is a wrong file (csv's own limit, 131,072 characters, failed with no file or line).
+MAX_LINE_BYTES = 100_000
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(number, text)`` of each line, its end of line removed: a line that is not UTF-8, or
+    longer than ``MAX_LINE_BYTES``, is an error naming the file and the line. Read in binary,
+    a bounded line at a time, so one 2 GB line costs 100 kB, not 2 GB."""
+    with path.open("rb") as handle:
+        for n in itertools.count(1):
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            if len(raw) > MAX_LINE_BYTES:
+                raise ValueError(
+                    f"{path}: line {n} is longer than {MAX_LINE_BYTES:,} bytes; is this the "
+                    "right file?"
+                )
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{path}: line {n} is not UTF-8 text (byte {exc.start + 1} of the line); "
+                    "save the file as UTF-8."
+                ) from None
+            yield n, text.rstrip("\r\n")
+
+
+def _tsv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """Tab-separated rows with no quoting (the formats these sets use), by line number."""
+    for n, text in _lines(path):
+        yield n, text.split("\t")
+
+
 def _folder(name: str) -> Path:
     folder = shared_data_root() / name
     if not folder.is_dir():
@@ -54,15 +89,17 @@ def read_stsb(split: str) -> StsData:
     if not path.is_file():
         raise ValueError(f"split: no STS benchmark split {split!r} ({path} is missing).")
     s1, s2, scores = [], [], []
-    with path.open(encoding="utf-8", newline="") as handle:
-        for n, row in enumerate(
-            csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1
-        ):
-            if len(row) < 7:
-                raise ValueError(f"{path}: line {n} has {len(row)} columns; expected at least 7.")
+    for n, row in _tsv_rows(path):
+        if len(row) < 7:
+            raise ValueError(f"{path}: line {n} has {len(row)} columns; expected at least 7.")
+        try:
             scores.append(float(row[4]))
-            s1.append(row[5])
-            s2.append(row[6])
+        except ValueError:
+            raise ValueError(
+                f"{path}: line {n}: score {short_repr(row[4])} is not a number."
+            ) from None
+        s1.append(row[5])
+        s2.append(row[6])
     return StsData(sentences1=s1, sentences2=s2, scores=scores)
 
 
@@ -88,22 +125,20 @@ def _read_conll(
     tags: list[list[str]] = []
     words: list[str] = []
     labels: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, start=1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                if words:
-                    tokens.append(words)
-                    tags.append(labels)
-                    words, labels = [], []
-                continue
-            parts = line.split("\t")
-            if len(parts) != 2:
-                raise ValueError(f"{path}: line {n} is not 'token<TAB>tag'.")
-            if types is not None:
-                _check_tag(path, n, parts[1], labels[-1] if labels else "O", types)
-            words.append(parts[0])
-            labels.append(parts[1])
+    for n, line in _lines(path):
+        if not line.strip():
+            if words:
+                tokens.append(words)
+                tags.append(labels)
+                words, labels = [], []
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise ValueError(f"{path}: line {n} is not 'token<TAB>tag'.")
+        if types is not None:
+            _check_tag(path, n, parts[1], labels[-1] if labels else "O", types)
+        words.append(parts[0])
+        labels.append(parts[1])
     if words:
         tokens.append(words)
         tags.append(labels)
@@ -163,7 +198,7 @@ def _scored_pair(
     try:
         score = float(raw)
     except ValueError:
-        raise ValueError(f"{where}: score {raw.strip()!r} is not a number.") from None
+        raise ValueError(f"{where}: score {short_repr(raw.strip())} is not a number.") from None
     low, high = scale
     if not low <= score <= high:  # also catches nan
         raise ValueError(f"{where}: score {raw.strip()} is outside the {low:g}-{high:g} scale.")
@@ -188,16 +223,17 @@ def read_umnsrs(name: str) -> WordPairData:
     if not path.is_file():
         raise ValueError(f"umnsrs: no set {name!r} ({path} is missing).")
     terms1, terms2, scores = [], [], []
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(rows, None)
-        if header != ["word1", "word2", "score"]:
-            raise ValueError(f"{path}: line 1 is {header!r}; expected word1<TAB>word2<TAB>score.")
-        for n, row in enumerate(rows, start=2):
-            first, second, score = _umnsrs_row(path, n, row)
-            terms1.append(first)
-            terms2.append(second)
-            scores.append(score)
+    rows = _tsv_rows(path)
+    header = next(rows, (1, None))[1]
+    if header != ["word1", "word2", "score"]:
+        raise ValueError(
+            f"{path}: line 1 is {_short_header(header)}; expected word1<TAB>word2<TAB>score."
+        )
+    for n, row in rows:
+        first, second, score = _umnsrs_row(path, n, row)
+        terms1.append(first)
+        terms2.append(second)
+        scores.append(score)
     if not scores:
         raise ValueError(f"{path}: no term pairs.")
     return WordPairData(terms1=terms1, terms2=terms2, scores=scores)
@@ -232,19 +268,18 @@ def read_sts_tsv(path: Path) -> StsData:
     sentence, a score that is not a number in 0-5 or a wrong column count is an error naming
     file and line."""
     s1, s2, scores = [], [], []
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(rows, None)
-        if header != ["sentence1", "sentence2", "score"]:
-            raise ValueError(
-                f"{path}: line 1 is {_short_header(header)}; expected "
-                "sentence1<TAB>sentence2<TAB>score."
-            )
-        for n, row in enumerate(rows, start=2):
-            first, second, score = _sts_row(path, n, row)
-            s1.append(first)
-            s2.append(second)
-            scores.append(score)
+    rows = _tsv_rows(path)
+    header = next(rows, (1, None))[1]
+    if header != ["sentence1", "sentence2", "score"]:
+        raise ValueError(
+            f"{path}: line 1 is {_short_header(header)}; expected "
+            "sentence1<TAB>sentence2<TAB>score."
+        )
+    for n, row in rows:
+        first, second, score = _sts_row(path, n, row)
+        s1.append(first)
+        s2.append(second)
+        scores.append(score)
     if len(scores) < 2:
         raise ValueError(f"{path}: {len(scores)} sentence pair(s); a correlation needs 2.")
     return StsData(sentences1=s1, sentences2=s2, scores=scores)

@@ -39,6 +39,24 @@ def text_key(prompt: str, text: str) -> str:
     return hashlib.sha256(f"{prompt}\x00{text}".encode()).hexdigest()
 
 
+# The cache's tables and their columns, in order: a file with another layout (another tool's
+# SQLite file, an older or hand-edited cache) is refused at open, not a traceback at first use.
+_LAYOUT = {"emb": ("key", "dim", "vec"), "meta": ("k", "v"), "cost": ("key", "seconds")}
+
+
+class _LayoutError(Exception):
+    pass
+
+
+def _check_layout(db: sqlite3.Connection, tables: Sequence[str] = tuple(_LAYOUT)) -> None:
+    for table in tables:
+        columns = tuple(r[1] for r in db.execute(f"PRAGMA table_info({table})").fetchall())
+        if columns != _LAYOUT[table]:
+            raise _LayoutError(
+                f"its table {table} has columns {list(columns)}, not {list(_LAYOUT[table])}"
+            )
+
+
 def _damaged(path: Path, exc: BaseException) -> ChemtebError:
     return ChemtebError(
         f"embedding cache {path} is damaged or not a cache ({exc}); delete it (`rm '{path}'`) "
@@ -74,7 +92,12 @@ class EmbeddingCache:
         *,
         fingerprint: str | None = None,
         variant: str | None = None,
+        nan_rows: bool = False,
     ) -> None:
+        # Whether an all-NaN row is a vector ("no vector": a word-vector model's text with no
+        # known word) or damage (any other model never returns one: it would reach the
+        # scorer as "embeddings contain NaN", blaming the encoder for the cache's row).
+        self.nan_rows = nan_rows
         if revision is None and fingerprint is None:
             fingerprint = model_fingerprint(source)
         key = [model, revision, None if revision else (fingerprint or source)]
@@ -89,6 +112,8 @@ class EmbeddingCache:
         try:
             Path(root).mkdir(parents=True, exist_ok=True)
             self._db = self._open_writable_when_free(ident)
+        except _LayoutError as exc:
+            raise _damaged(self.path, exc) from None
         except (OSError, sqlite3.OperationalError) as exc:
             if not self.path.is_file() or not os.access(self.path, os.R_OK):
                 raise ChemtebError(
@@ -128,6 +153,7 @@ class EmbeddingCache:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS cost (key TEXT PRIMARY KEY, seconds REAL) WITHOUT ROWID"
             )
+            _check_layout(db)
             db.execute("INSERT OR IGNORE INTO meta VALUES ('model', ?)", (ident,))
         except BaseException:
             db.close()
@@ -140,8 +166,8 @@ class EmbeddingCache:
         uri = f"{self.path.resolve().as_uri()}?immutable=1"
         try:
             db = sqlite3.connect(uri, uri=True, isolation_level=None)
-            db.execute("SELECT COUNT(*) FROM emb").fetchone()
-        except sqlite3.DatabaseError as exc:
+            _check_layout(db, tables=("emb",))
+        except (sqlite3.DatabaseError, _LayoutError) as exc:
             raise _damaged(self.path, exc) from None
         self.read_only = True
         warnings.warn(
@@ -208,8 +234,10 @@ class EmbeddingCache:
                 self._db.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as exc:
-            if "readonly" not in str(exc) and "read-only" not in str(exc):
+            if "locked" in str(exc):
                 raise
+            if "readonly" not in str(exc) and "read-only" not in str(exc):
+                raise _damaged(self.path, exc) from None
             self.read_only = True  # e.g. the file itself is read-only: keep going in memory
             return False
         except sqlite3.DatabaseError as exc:
@@ -243,15 +271,17 @@ class EmbeddingCache:
                     continue
                 vector = np.frombuffer(blob, dtype=np.float32)
                 nan = np.isnan(vector)
-                # A row all NaN is a static model's "no vector" (out of vocabulary), kept as is.
-                if np.isinf(vector).any() or (nan.any() and not nan.all()):
+                # A row all NaN is a word-vector model's "no vector" (out of vocabulary), kept
+                # as is for such a model only.
+                stray = nan.any() and not (nan.all() and self.nan_rows)
+                if np.isinf(vector).any() or stray:
                     damaged += 1
                     continue
                 found[str(key)] = vector
         if damaged:
             warnings.warn(
                 f"embedding cache {self.path}: {damaged} stored vector(s) were damaged (wrong "
-                "length, inf or stray NaN); they are encoded again.",
+                "length, inf or NaN); they are encoded again.",
                 stacklevel=2,
             )
         return found

@@ -66,6 +66,10 @@ class WordVectorEncoder:
         source: where the vectors came from.
     """
 
+    # a text none of whose words is known encodes as a row of NaN: the engine's cache keeps
+    # such rows for this encoder (for any other model a NaN row is damage)
+    no_vector_rows = True
+
     def __init__(self, vectors: Any, *, name: str, source: str) -> None:
         self.vectors = vectors
         self.subwords = (

@@ -571,4 +571,6 @@ def _identity(encoder: Encoder, precision: str) -> dict[str, Any]:
         "revision": meta.revision,
         "source": meta.source,
         "variant": variant,
+        # a text with no known word has no vector (an all-NaN row) for word-vector models only
+        "nan_rows": bool(getattr(encoder, "no_vector_rows", False)),
     }
