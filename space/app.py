@@ -143,7 +143,12 @@ def build_state(
     tables = [Path(model_table)] if model_table else [r.parent / "paper_models.csv" for r in roots]
     for path in tables:
         if path.is_file():
-            table.update(read_model_table(path))
+            try:
+                table.update(read_model_table(path))
+            except ValueError:
+                if model_table:
+                    raise
+                # found beside the results: scan_results already listed it as a notice
     names = list(SHOWN_BENCHMARKS)
     boards = {
         name: build_leaderboard(scanned, get_benchmark(name), model_table=table) for name in names

@@ -811,3 +811,35 @@ def test_item19_a_nan_row_is_re_encoded_not_blamed_on_the_encoder(tmp_path: Path
     static.put(["k"], np.full((1, 4), np.nan, dtype=np.float32))
     assert np.isnan(static.lookup(["k"])["k"]).all()
     static.close()
+
+
+# -- found by hand: a model table beside the results is untrusted too ------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"model_id,results_dir,family\norg/a,org__a\n",  # a short row
+        b"model_id,results_dir\norg/a,org__a,extra\n",  # a long one
+        b"model_id,results_dir\n" + b'"' + b"x" * 140_000 + b'",y\n',  # over csv's field limit
+        b"model_id,results_dir\n\xff\xfe,x\n",  # not UTF-8
+    ],
+)
+def test_found_a_malformed_model_table_is_a_notice_beside_and_an_error_by_name(
+    three: Path, body: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import app
+
+    from chemteb_eval.results.ranking import read_model_table
+
+    table = three.parent / "paper_models.csv"
+    table.write_bytes(body)
+    with pytest.raises(ValueError, match=r"model_table: .*paper_models\.csv"):
+        read_model_table(table)
+    assert chemteb_main(["rank", str(three), "-b", "PipChem"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("paper_models.csv") == 1 and "Traceback" not in err
+    state = app.build_state([three], default_benchmark="PipChem")
+    assert len(state.boards["PipChem"].overall) == 3
+    assert any("paper_models.csv" in n for n in state.boards["PipChem"].notices)
+    assert chemteb_main(["rank", str(three), "-b", "PipChem", "--model-table", str(table)]) == 2

@@ -415,7 +415,11 @@ def _write_correlations(models: Any, bench: Any, args: argparse.Namespace, folde
     table: dict[str, dict[str, str]] = {}
     for path in tables:
         if Path(path).is_file():
-            table.update(read_model_table(path))
+            try:
+                table.update(read_model_table(path))
+            except ValueError:
+                if args.model_table:
+                    raise  # a table found beside the results was already a notice
     families = {m.model: model_facts(m, table).family for m in models}
     out = Path(folder)
     tasks_matrix = task_correlations(models, bench)

@@ -26,6 +26,8 @@ __all__ = [
     "scan_results",
 ]
 
+PAPER_TABLE = "paper_models.csv"  # the model table a results root may have beside it
+
 # Scores the per-task views show beside the main score, per task type (MTEB's key names).
 DETAIL_KEYS: Mapping[str, tuple[str, ...]] = {name: k.detail_keys for name, k in KINDS.items()}
 
@@ -71,15 +73,25 @@ def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
     if path is None:
         return {}
     path = Path(path)
+    table: dict[str, dict[str, str]] = {}
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
-        if "model_id" not in (reader.fieldnames or []):
-            raise ValueError(f"model_table: {path} has no 'model_id' column.")
-        table: dict[str, dict[str, str]] = {}
-        for row in reader:
-            table[row["model_id"]] = row
-            if row.get("results_dir"):
-                table[row["results_dir"]] = row
+        try:
+            if "model_id" not in (reader.fieldnames or []):
+                raise ValueError(f"model_table: {path} has no 'model_id' column.")
+            for row in reader:
+                if None in row or any(v is None for v in row.values()):  # too many or too few
+                    raise ValueError(
+                        f"model_table: {path}: line {reader.line_num} has "
+                        f"{len(row) - (None in row)} of {len(reader.fieldnames or ())} columns."
+                    )
+                table[row["model_id"]] = row
+                if row.get("results_dir"):
+                    table[row["results_dir"]] = row
+        except (csv.Error, UnicodeDecodeError) as exc:  # a 131k-character field, bad bytes
+            raise ValueError(
+                f"model_table: {path}: line {reader.line_num}: not a readable CSV row ({exc})."
+            ) from None
     return table
 
 
@@ -125,9 +137,15 @@ def scan_results(
     for root in map(Path, roots):
         if not root.is_dir():
             raise ValueError(f"results: {root} is not a folder.")
-        table = _model_table(Path(model_table) if model_table else root.parent / "paper_models.csv")
+        problem = ""
+        try:
+            table = _model_table(Path(model_table) if model_table else root.parent / PAPER_TABLE)
+        except ValueError as exc:
+            if model_table:  # asked for by name: the caller says so in one line
+                raise
+            table, problem = {}, f"{exc} Folder names are shown instead."  # found beside: go on
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-            unreadable: list[str] = []
+            unreadable: list[str] = [problem] if problem else []
             files = _by_mtime(folder.glob("*/*.json"), unreadable)
             if not files and not unreadable:
                 continue
@@ -152,6 +170,7 @@ def scan_results(
                     model.skipped.append(f"{path}: {exc}")
             _read_runs(folder, model)
             scanned.append(model)
+            problem = ""  # told once, with the first model of the root
     _tell_apart(scanned)
     return scanned
 
