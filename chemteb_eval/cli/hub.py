@@ -4,10 +4,13 @@ command's arguments beside its handler."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chemteb_eval.metric_docs import METRIC_NAMES
 from chemteb_eval.tasks import BENCHMARKS
+
+if TYPE_CHECKING:
+    from chemteb_eval.hub.jobs import WheelRef
 
 Subparsers = Any  # argparse's _SubParsersAction
 
@@ -116,11 +119,8 @@ def add_submit(sub: Subparsers) -> None:
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    import tempfile
-
     from chemteb_eval.hub import job_plan, submit
-    from chemteb_eval.hub._repo import check_repo_id
-    from chemteb_eval.hub.jobs import WheelRef, build_local_wheel, checkout_commit, upload_wheel
+    from chemteb_eval.hub._repo import check_namespace, check_repo_id
 
     if args.wheel_repo and not args.local:
         raise ValueError("--wheel-repo: only with --local (where the checkout's wheel goes).")
@@ -128,22 +128,13 @@ def _cmd_submit(args: argparse.Namespace) -> int:
         raise ValueError("--package: not with --local (the Job installs the checkout's wheel).")
     plan_args = (args.model, args.benchmark, args.flavor)
     options = dict(push_to=args.push_to, push=not args.no_push, image=args.image)
-    job_plan(*plan_args, **options)  # every argument is checked before a wheel is built
+    # Every argument is checked before a wheel is built.
+    job_plan(*plan_args, **options, timeout=args.timeout)
     if args.wheel_repo:
         check_repo_id(args.wheel_repo, "--wheel-repo")
-    wheel: WheelRef | None = None
-    with tempfile.TemporaryDirectory(prefix="chemteb-wheel-") as tmp:
-        if args.local:
-            built = build_local_wheel(tmp)
-            if args.dry_run:
-                print(
-                    f"[dry run] built {built.name}; it would be uploaded to "
-                    f"{args.wheel_repo or 'YOU/chemteb-eval-wheels'} (private)"
-                )
-                wheel = WheelRef(args.wheel_repo or "YOU/chemteb-eval-wheels", built.name, "COMMIT")
-            else:
-                message = f"{built.name} built from {checkout_commit()}"
-                wheel = upload_wheel(built, args.wheel_repo, message=message)
+    if args.namespace is not None:
+        check_namespace(args.namespace, "--namespace")
+    wheel = _local_wheel(args) if args.local else None
     plan = job_plan(*plan_args, **options, package=args.package, wheel=wheel, timeout=args.timeout)
     if args.dry_run:
         print(f"[dry run] image {plan.image} on {plan.flavor} (timeout {plan.timeout}):")
@@ -152,3 +143,25 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     print(f"The Job installs {plan.package}")
     submit(plan, namespace=args.namespace)
     return 0
+
+
+def _local_wheel(args: argparse.Namespace) -> WheelRef:
+    """``--local``: the checkout's wheel (its tracked files only), uploaded unless a dry run; the
+    upload message names the commit and any uncommitted changes the wheel holds."""
+    import tempfile
+
+    from chemteb_eval.hub.jobs import WheelRef, build_local_wheel, upload_wheel
+
+    with tempfile.TemporaryDirectory(prefix="chemteb-wheel-") as tmp:
+        built = build_local_wheel(tmp)
+        source = built.state.describe()
+        if args.dry_run:
+            where = args.wheel_repo or "YOU/chemteb-eval-wheels"
+            print(
+                f"[dry run] built {built.path.name} from {source}; it would be uploaded to "
+                f"{where} (private)"
+            )
+            return WheelRef(where, built.path.name, "COMMIT")
+        return upload_wheel(
+            built.path, args.wheel_repo, message=f"{built.path.name} built from {source}"
+        )

@@ -12,9 +12,12 @@ none for an API model) plus ``pipchem`` for the offline suite.
 
 from __future__ import annotations
 
+import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,14 +29,18 @@ from chemteb_eval.models.spec import parse_model_spec
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
 from ._errors import endpoint, hub_errors, require_token
-from ._repo import check_repo_id
+from ._repo import check_namespace, check_repo_id
 
 __all__ = [
     "DEFAULT_IMAGE",
+    "CheckoutState",
     "JobPlan",
+    "LocalWheel",
     "WheelRef",
     "build_local_wheel",
     "checkout_commit",
+    "checkout_state",
+    "copy_tracked_files",
     "job_extras",
     "job_plan",
     "submit",
@@ -95,11 +102,23 @@ def _install_steps(
         return f"{wheel.url}{suffix}", [
             "pip install --quiet 'huggingface_hub>=1'",
             f"hf download {shlex.quote(wheel.repo_id)} {shlex.quote(wheel.filename)} "
-            f"--revision {wheel.commit} --local-dir {_WHEEL_DIR}",
+            f"--revision {shlex.quote(wheel.commit)} --local-dir {_WHEEL_DIR}",
             f"pip install {shlex.quote(local + suffix)}",
         ]
     requirement = package or f"chemteb-eval{suffix}=={__version__}"
     return requirement, [f"pip install {shlex.quote(requirement)}"]
+
+
+# What huggingface_hub's Jobs API reads as a duration: seconds, or a number with s, m, h or d.
+_TIMEOUT = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?[smhd]|[0-9]+)")
+
+
+def _check_timeout(timeout: str) -> None:
+    # huggingface_hub turns a malformed one into int()'s message, with no word of which argument.
+    if not isinstance(timeout, str) or _TIMEOUT.fullmatch(timeout) is None:
+        raise ValueError(f"timeout: {timeout!r} is not a duration; use e.g. 90m, 6h or 3600.")
+    if float(timeout.rstrip("smhd")) <= 0:
+        raise ValueError(f"timeout: {timeout!r} is no time at all; use e.g. 90m or 6h.")
 
 
 def job_plan(
@@ -141,6 +160,9 @@ def job_plan(
         raise ValueError("package: give a pip requirement or a local wheel (--local), not both.")
     if package is not None and not package.strip():
         raise ValueError("package: empty; give a pip requirement such as chemteb-eval==0.1.0.")
+    _check_timeout(timeout)
+    if not image or image != image.strip() or any(c.isspace() for c in image):
+        raise ValueError(f"image: {image!r} is not a Docker image name (e.g. python:3.11).")
     target = check_repo_id(push_to, "push_to") if push_to else parse_model_spec(model).hub_id
     if push and target is None:
         raise ValueError(
@@ -177,46 +199,151 @@ def _checkout_root() -> Path:
     return root
 
 
-def build_local_wheel(out_dir: str | Path) -> Path:
-    """Build a wheel of the source checkout this package runs from (``pip wheel``, which pip
-    always has; ``python -m build`` would need the dev extra) into ``out_dir``."""
-    root = _checkout_root()
+@dataclass(frozen=True)
+class CheckoutState:
+    """What a git checkout holds beside its commit: what ``--local``'s wheel is built from."""
+
+    commit: str  # HEAD's full sha
+    changed: tuple[str, ...] = ()  # tracked files whose working copy differs from HEAD
+    untracked: tuple[str, ...] = ()  # files git does not track (and does not ignore)
+
+    def describe(self) -> str:
+        """``abc1234``, or ``abc1234 with uncommitted changes to a.py, b.py``: true of the wheel,
+        which holds the tracked files as they are on disk (never an untracked one)."""
+        if not self.changed:
+            return self.commit[:12]
+        return f"{self.commit[:12]} with uncommitted changes to {_some(self.changed)}"
+
+
+@dataclass(frozen=True)
+class LocalWheel:
+    """A wheel built by ``build_local_wheel`` and the checkout state it was built from."""
+
+    path: Path
+    state: CheckoutState
+
+
+def _some(paths: tuple[str, ...], limit: int = 5) -> str:
+    shown = ", ".join(paths[:limit])
+    return shown + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
+def _git(root: Path, *args: str) -> str:
+    """git's output in ``root``; a ``ChemtebError`` when git is missing or fails."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",  # any file name git prints maps back to the same path
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ChemtebError(
+            f"--local: git could not run in {root} ({type(exc).__name__}); the wheel is built "
+            "from the files git tracks: install git, or drop --local to run a released version."
+        ) from None
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ChemtebError(
+            f"--local: `git {args[0]}` failed in {root} ({said}); --local needs a git checkout "
+            "with a commit: commit there, or drop --local to run a released version."
+        )
+    return done.stdout
+
+
+def checkout_state(root: str | Path | None = None) -> CheckoutState:
+    """HEAD, the tracked files that differ from it and the untracked ones, of the git checkout
+    at ``root`` (default: the one this package runs from)."""
+    top = Path(root) if root is not None else _checkout_root()
+    # A checkout copied inside another repository would otherwise report (and build) that one.
+    toplevel = Path(_git(top, "rev-parse", "--show-toplevel").strip())
+    if toplevel.resolve() != top.resolve():
+        raise ChemtebError(
+            f"--local: {top} is not the top of a git checkout (git's is {toplevel}); run "
+            "chemteb from a clone of chemteb-eval, or drop --local."
+        )
+    commit = _git(top, "rev-parse", "--verify", "HEAD^{commit}").strip()
+    # `git diff HEAD` compares contents (not timestamps): staged, unstaged, added, deleted.
+    changed = _git(top, "diff", "--name-only", "--no-renames", "-z", "HEAD", "--")
+    untracked = _git(top, "ls-files", "--others", "--exclude-standard", "-z")
+    return CheckoutState(
+        commit=commit,
+        changed=tuple(sorted(filter(None, changed.split("\0")))),
+        untracked=tuple(sorted(filter(None, untracked.split("\0")))),
+    )
+
+
+def copy_tracked_files(root: str | Path, dest: str | Path) -> list[str]:
+    """Copy the files git tracks in ``root`` (as they are on disk) into ``dest``; untracked and
+    ignored files (a planted ``.env``, a token file) never leave the checkout.
+
+    Raises:
+        ChemtebError: a tracked symlink points at a file git does not track, in the checkout
+            or outside it (the wheel would carry whatever it points at).
+    """
+    top, out = Path(root).resolve(), Path(dest)
+    tracked = sorted(filter(None, _git(top, "ls-files", "-z").split("\0")))
+    known = set(tracked)
+    copied = []
+    for name in tracked:
+        source = top / name
+        if source.is_symlink() and not _links_to_tracked(top, source, known):
+            raise ChemtebError(
+                f"--local: the tracked file {name} is a symlink to {source.resolve()}, which is "
+                "not a file git tracks here (the wheel would carry it); remove the link from "
+                "git, or drop --local."
+            )
+        if not source.is_file():  # deleted on disk (the state says so), or a submodule
+            continue
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        shutil.copymode(source, target)
+        copied.append(name)
+    return copied
+
+
+def _links_to_tracked(top: Path, link: Path, tracked: set[str]) -> bool:
+    target = link.resolve()
+    return target.is_relative_to(top) and target.relative_to(top).as_posix() in tracked
+
+
+def build_local_wheel(
+    out_dir: str | Path, *, root: str | Path | None = None, log: Callable[[str], None] = print
+) -> LocalWheel:
+    """Build a wheel of the tracked files of the source checkout this package runs from (or
+    ``root``) into ``out_dir``: they are copied to a temporary folder first, so nothing git does
+    not track can get in (hatchling's ``force-include`` of ``metrics/`` takes any file there).
+
+    ``pip wheel`` builds it (pip always has it; ``python -m build`` would need the dev extra).
+    The result's ``state`` says which commit, and which uncommitted changes, it holds.
+    """
+    top = Path(root) if root is not None else _checkout_root()
+    state = checkout_state(top)
+    if state.untracked:
+        log(f"--local: left out of the wheel (not tracked by git): {_some(state.untracked)}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(root)],
-        capture_output=True,
-        text=True,
-    )
+    with tempfile.TemporaryDirectory(prefix="chemteb-source-") as source:
+        copy_tracked_files(top, source)
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), source],
+            capture_output=True,
+            text=True,
+        )
     wheels = sorted(out.glob("chemteb_eval-*.whl"))
     if done.returncode != 0 or len(wheels) != 1:
         tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
-        raise ChemtebError(f"--local: building the wheel of {root} failed: {tail or 'no wheel'}")
-    return wheels[0]
+        raise ChemtebError(f"--local: building the wheel of {top} failed: {tail or 'no wheel'}")
+    return LocalWheel(path=wheels[0], state=state)
 
 
-def checkout_commit() -> str:
-    """The checkout's git commit, for the wheel's upload message (``abc1234 with uncommitted
-    changes`` when the working tree differs from it)."""
-    root = _checkout_root()
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "an unknown commit"
-    if head.returncode != 0:
-        return "an unknown commit"
-    return head.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
+def checkout_commit(root: str | Path | None = None) -> str:
+    """The checkout's state in words, for the wheel's upload message (``CheckoutState.describe``:
+    the commit, and the tracked files that differ from it)."""
+    return checkout_state(root).describe()
 
 
 def upload_wheel(
@@ -274,6 +401,8 @@ def submit(
     """
     from huggingface_hub import HfApi
 
+    if namespace is not None:
+        check_namespace(namespace)  # it becomes a URL path segment: no '..' or '/'
     token = require_token("submit (the Job needs a token to start and to push results)")
     with hub_errors("submit the Job", namespace):
         job = HfApi().run_job(

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chemteb_eval import __version__
+from chemteb_eval.errors import short_repr
 from chemteb_eval.results.ranking import DETAIL_KEYS
 from chemteb_eval.results.schema import ResultFile, match_task
 from chemteb_eval.tasks import KINDS, Task
 
-from ._errors import hub_errors, require_token
+from ._errors import HubUnreachableError, hub_errors, require_token
 from ._repo import check_repo_id
 
 if TYPE_CHECKING:
@@ -62,6 +63,13 @@ def _result_files(path: Path) -> list[Path]:
 
     if not path.is_dir():
         raise ValueError(f"results: {path} is not a folder.")
+    try:
+        return _result_files_in(path, tasks_in)
+    except OSError as exc:  # an unreadable folder inside (permissions, a dangling mount)
+        raise ValueError(f"results: cannot read {exc.filename or path} ({exc.strerror}).") from None
+
+
+def _result_files_in(path: Path, tasks_in: Callable[[Path], list[Path]]) -> list[Path]:
     direct = tasks_in(path)
     if direct:
         return direct
@@ -82,6 +90,24 @@ def _result_files(path: Path) -> list[Path]:
     raise ValueError(f"results: no result files under {path}.")
 
 
+def _model_name(meta_path: Path) -> str | None:
+    """``model_meta.json``'s ``name``: it names our ``model-index`` entry and heads a new card,
+    so it must be one line of text."""
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ValueError(f"results: {meta_path} is not valid JSON ({exc}).") from None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name.strip() or len(name.splitlines()) != 1:
+        raise ValueError(
+            f"results: {meta_path}: 'name' is {short_repr(name)}, not a model id on one line; "
+            "fix it (or delete the key to use the repo id)."
+        )
+    return name
+
+
 def find_task_results(
     path: str | Path, *, log: Callable[[str], None] = print
 ) -> tuple[str | None, list[TaskResult]]:
@@ -95,15 +121,12 @@ def find_task_results(
     meta_path = files[0].parent / "model_meta.json"
     model = None
     if meta_path.is_file():
-        try:
-            model = json.loads(meta_path.read_text(encoding="utf-8")).get("name")
-        except ValueError as exc:
-            raise ValueError(f"results: {meta_path} is not valid JSON ({exc}).") from exc
+        model = _model_name(meta_path)
     found = []
     for path in files:
         try:
             file = ResultFile.read(path)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             raise ValueError(f"results: {path} is not a result file ({exc}).") from exc
         task = match_task(file.task_name, file.dataset_revision)
         if task is None:
@@ -188,7 +211,17 @@ def eval_result_files(results: Iterable[TaskResult]) -> dict[str, str]:
     return files
 
 
-_FRONT_MATTER = re.compile(r"\A(\ufeff?)(---[ \t]*\r?\n)(.*?)(^---[ \t]*(?:\r?\n|\Z))", re.S | re.M)
+# What a writer meant as front matter though the Hub's pattern (huggingface_hub's
+# REGEX_YAML_BLOCK, "the exact same regex as in the Hub server") does not read it: an opening
+# '---' with trailing blanks, no line between the markers, or YAML's document end marker '...'
+# as the closing line. Such a card's licence and tags are invisible on the Hub; we rewrite its
+# two marker lines as '---' so that they, and our results, are read.
+_LOOSE_FRONT = re.compile(
+    r"\A(\s*)---[ \t]*(\r\n|\r|\n)(?:(.*?)(?:\r\n|\r|\n))??(?:---|\.\.\.)[ \t]*(?:\r\n|\r|\n|\Z)",
+    re.S,
+)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_DOCUMENT_END = re.compile(r"^\.\.\.[ \t]*\r?$", re.M)
 
 
 class CardMergeError(ValueError):
@@ -229,13 +262,61 @@ def _merge_results(old: list[Any], new: list[dict[str, Any]]) -> list[Any]:
     return merged
 
 
-def _split_card(text: str) -> tuple[str, str, str, str]:
-    """``(bom, opening, yaml, rest)`` of a card; a card without front matter gets an empty one."""
-    match = _FRONT_MATTER.match(text)
-    if match is None:
-        bom = "\ufeff" if text.startswith("\ufeff") else ""
-        return bom, "---\n", "", "---\n" + text[len(bom) :]
-    return match.group(1), match.group(2), match.group(3), text[match.start(4) :]
+@dataclass(frozen=True)
+class _Card:
+    """A card cut where the Hub cuts it: ``head`` (a BOM, blank lines, the opening ``---``
+    line), ``front`` (the YAML we merge into; empty or ending with a line break) and ``tail``
+    (from the closing marker on: the body). ``normalized``: the markers were rewritten."""
+
+    head: str
+    front: str
+    tail: str
+    normalized: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.head + self.front + self.tail
+
+
+def _split_card(text: str) -> _Card:
+    """The card cut as the Hub reads it (a card without front matter gets an empty one)."""
+    from huggingface_hub.repocard import REGEX_YAML_BLOCK
+
+    # huggingface_hub reads cards as utf-8-sig (the Hub server's JavaScript \s takes a BOM too).
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    body = text[len(bom) :]
+    hub = REGEX_YAML_BLOCK.search(body)
+    if hub is not None:
+        return _hub_block(bom, body, hub)
+    loose = _LOOSE_FRONT.match(body)
+    if loose is not None:
+        nl = loose.group(2)
+        front = "" if loose.group(3) is None else loose.group(3) + nl
+        tail = "---" + nl + body[loose.end() :]
+        return _Card(bom + loose.group(1) + "---" + nl, front, tail, normalized=True)
+    return _Card(bom + "---\n", "", "---\n" + body)
+
+
+def _hub_block(bom: str, body: str, match: re.Match[str]) -> _Card:
+    """The card around the Hub's match; a document end marker ``...`` inside the block ends
+    the YAML we write into (what follows it up to ``---`` may only be comments, else the Hub
+    cannot read the block at all)."""
+    # The Hub's pattern starts its closing group with the line break that ends the YAML.
+    found = _LINE_BREAK.match(match.group(3))
+    nl = found.group() if found is not None else ""
+    front = match.group(2) + nl
+    tail = body[match.start(3) + len(nl) :]
+    end = _DOCUMENT_END.search(front)
+    if end is not None:
+        after = front[end.end() :].splitlines()
+        if any(line.strip() and not line.lstrip().startswith("#") for line in after):
+            line = body[: match.start(2) + end.start()].count("\n") + 1
+            raise CardMergeError(
+                f"the card's metadata goes on after YAML's end marker '...' (line {line}), so "
+                "the Hub cannot read it; end the metadata with '---' there, then retry."
+            )
+        front, tail = front[: end.start()], front[end.start() :] + tail
+    return _Card(bom + body[: match.start(2)], front, tail)
 
 
 def _check_lossless(yaml_text: str, start: int, end: int) -> None:
@@ -308,32 +389,54 @@ def card_with_results(
     """The card text with ``new`` merged into its ``model-index``, or ``None`` when the card
     already holds exactly these values (nothing to commit).
 
-    Only our ``model-index`` entry is written: the one named ``model_name`` (or one of
-    ``aliases``, e.g. the repo id), or a new entry. Every other byte of the card stays as it
-    was: other entries, other metadata (comments, quoting, ``0755``, ``no``), the text, a BOM.
-    Within our entry, metrics of other tools and unknown keys are kept; a metric we computed
-    again gets the new value.
+    The front matter is found as the Hub finds it (huggingface_hub's ``REGEX_YAML_BLOCK``);
+    one it would not read (closed by ``...``, an opening ``---`` with trailing blanks) gets its
+    two marker lines rewritten as ``---``. Only our ``model-index`` entry is written: the one
+    named ``model_name`` (or one of ``aliases``, e.g. the repo id), or a new entry. Every other
+    byte of the card stays as it was: other entries, other metadata (comments, quoting,
+    ``0755``, ``no``), the text, a BOM. Within our entry, metrics of other tools and unknown
+    keys are kept; a metric we computed again gets the new value. The result is read back the
+    way huggingface_hub reads cards and must equal the old metadata with our entry merged in.
 
     Raises:
         CardMergeError: (a ``ValueError``) the front matter is not valid YAML, not a mapping,
-            its ``model-index`` is not a list, several entries are ours, or rewriting ours
-            would lose comments or change how values are written: merge by hand.
+            repeats a key, its ``model-index`` is not a list, several entries are ours, or
+            rewriting ours would lose comments or change how values are written: merge by hand.
     """
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
     ours = eval_results_to_model_index(model_name, new)[0]["results"] if new else []
-    if old_card is None:
-        entry = {"name": model_name, "results": ours}
-        return "---\nmodel-index:\n" + _dump_block([entry], 0) + f"---\n\n# {model_name}\n"
-    bom, opening, front, rest = _split_card(old_card)
-    nodes, data = _parse_front(front)
     new_entry = {"name": model_name, "results": _merge_results([], ours)}
+    if old_card is None:
+        fresh = "---\nmodel-index:\n" + _dump_block([new_entry], 0) + f"---\n\n# {model_name}\n"
+        _check_reads_back(fresh, {"model-index": [new_entry]})
+        return fresh
+    card = _split_card(old_card)
+    nodes, data = _parse_front(card.front, lines_before=card.head.count("\n"))
+    merged = _merged_front(card.front, nodes, data, model_name, new_entry, {model_name, *aliases})
+    if merged is None and not card.normalized:
+        return None
+    front, index = merged if merged is not None else (card.front, data.get("model-index"))
+    text = card.head + front + card.tail
+    _check_reads_back(text, {**data, "model-index": index})
+    return text
+
+
+def _merged_front(
+    front: str,
+    nodes: Any,
+    data: dict[str, Any],
+    model_name: str,
+    new_entry: dict[str, Any],
+    names: set[str],
+) -> tuple[str, list[Any]] | None:
+    """``front`` with our entry merged and the ``model-index`` it then holds, or ``None`` when
+    our entry already holds these values."""
     index = data.get("model-index")
     if index is None:
-        return bom + opening + _with_index(front, nodes, "model-index" in data, new_entry) + rest
+        return _with_index(front, nodes, "model-index" in data, new_entry), [new_entry]
     if not isinstance(index, list):
         raise CardMergeError("the card's model-index is not a list; fix it on the Hub first.")
-    names = {model_name, *aliases}
     mine = [i for i, e in enumerate(index) if isinstance(e, dict) and str(e.get("name")) in names]
     if len(mine) > 1:
         raise CardMergeError(
@@ -346,24 +449,56 @@ def card_with_results(
             "the card's model-index is written in flow style ([...] / {...}); merge by hand."
         )
     if not mine:
-        return bom + opening + _append_entry(front, seq.value[-1], new_entry) + rest
+        return _append_entry(front, seq.value[-1], new_entry), [*index, new_entry]
     entry = index[mine[0]]
     results = entry.get("results", [])
     if not isinstance(results, list):
         raise CardMergeError(f"model-index entry {model_name}: results is not a list.")
-    merged = _merge_results(results, ours)
+    merged = _merge_results(results, new_entry["results"])
     if merged == results:
         return None
-    return (
-        bom
-        + opening
-        + _replace_entry(front, seq.value[mine[0]], {**entry, "results": merged})
-        + rest
-    )
+    ours = {**entry, "results": merged}
+    index = [*index[: mine[0]], ours, *index[mine[0] + 1 :]]
+    return _replace_entry(front, seq.value[mine[0]], ours), index
 
 
-def _parse_front(front: str) -> tuple[Any, dict[str, Any]]:
-    """The front matter's node tree (with positions) and its data, or ``CardMergeError``."""
+def _hub_metadata(card: str) -> Any:
+    """The card's metadata as huggingface_hub reads it (``metadata_load``, ``ModelCard``: the
+    Hub's pattern, YAML's safe loader, a BOM dropped); ``None`` when it finds no block."""
+    import yaml
+    from huggingface_hub.repocard import REGEX_YAML_BLOCK
+
+    match = REGEX_YAML_BLOCK.search(card.removeprefix("\ufeff"))
+    if match is None:
+        return None
+    return yaml.safe_load(match.group(2))
+
+
+def _check_reads_back(card: str, expected: dict[str, Any]) -> None:
+    """Raise ``CardMergeError`` unless the Hub would read ``card``'s metadata as ``expected``
+    (the old metadata, every key of it, with our entry merged): never commit a card the Hub
+    reads differently from what we meant."""
+    import yaml
+
+    try:
+        read = _hub_metadata(card)
+    except (yaml.YAMLError, RecursionError):
+        read = None
+
+    def canonical(value: Any) -> str:
+        # JSON text compares NaN equal to itself and ignores key order, as meaning does.
+        return json.dumps(value, sort_keys=True, default=str)
+
+    if not isinstance(read, dict) or canonical(read) != canonical(expected):
+        raise CardMergeError(
+            "the merged card would not read back on the Hub as its metadata plus our results; "
+            "merge the new scores by hand (see --dry-run)."
+        )
+
+
+def _parse_front(front: str, lines_before: int = 1) -> tuple[Any, dict[str, Any]]:
+    """The front matter's node tree (with positions) and its data, or ``CardMergeError``
+    (``lines_before``: the card's lines above ``front``, for line numbers)."""
     import yaml
 
     try:
@@ -371,7 +506,7 @@ def _parse_front(front: str) -> tuple[Any, dict[str, Any]]:
         data = yaml.safe_load(front) if front.strip() else {}
     except (yaml.YAMLError, RecursionError) as exc:
         where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 2})" if where is not None else ""
+        line = f" (line {where.line + 1 + lines_before})" if where is not None else ""
         raise CardMergeError(
             f"the card's metadata is not valid YAML{line}: "
             f"{getattr(exc, 'problem', None) or exc}; fix it on the Hub first."
@@ -380,7 +515,39 @@ def _parse_front(front: str) -> tuple[Any, dict[str, Any]]:
         data = {}
     if not isinstance(data, dict):
         raise CardMergeError("the card's metadata is not a YAML mapping; fix it on the Hub first.")
+    twice = _repeated_key(nodes)
+    if twice is not None:
+        key, first, second = twice
+        raise CardMergeError(
+            f"the card's metadata has the key {key!r} twice (lines {first + 1 + lines_before} "
+            f"and {second + 1 + lines_before}); YAML readers keep only one of them (or refuse "
+            "the card): delete the other on the Hub, then retry."
+        )
     return nodes, data
+
+
+def _repeated_key(root: Any) -> tuple[str, int, int] | None:
+    """The first key some mapping of the node tree repeats, with both (0-based) lines: a safe
+    loader keeps the last silently, so merging into one of them would lose the other."""
+    import yaml
+
+    stack, seen_nodes = [root], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen_nodes:  # aliases share nodes
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            lines: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if (key.tag, key.value) in lines:
+                        return key.value, lines[key.tag, key.value], key.start_mark.line
+                    lines[key.tag, key.value] = key.start_mark.line
+                stack.append(value)
+    return None
 
 
 def _with_index(front: str, nodes: Any, empty_key: bool, entry: dict[str, Any]) -> str:
@@ -456,7 +623,9 @@ def _operations(
     old_card: str | None,
     new_card: str | None,
     files: dict[str, str],
-    remote: dict[str, str | None],
+    remote: dict[str, bytes | None],
+    *,
+    old_label: str = "Hub",
 ) -> list[Any]:
     """The commit's file operations (changed files only), noted in ``report`` with the card's
     diff."""
@@ -468,7 +637,7 @@ def _operations(
             difflib.unified_diff(
                 (old_card or "").splitlines(keepends=True),
                 new_card.splitlines(keepends=True),
-                fromfile=f"{report.repo_id}/README.md (Hub)",
+                fromfile=f"{report.repo_id}/README.md ({old_label})",
                 tofile=f"{report.repo_id}/README.md (with ChemTEB results)",
             )
         )
@@ -477,7 +646,7 @@ def _operations(
     else:
         report.unchanged_files.append("README.md")
     for path, text in files.items():
-        if remote.get(path) == text:
+        if remote.get(path) == text.encode("utf-8"):
             report.unchanged_files.append(path)
         else:
             report.changed_files.append(path)
@@ -485,7 +654,7 @@ def _operations(
     return operations
 
 
-def _remote_text(repo_id: str, path: str) -> str | None:
+def _remote_bytes(repo_id: str, path: str) -> bytes | None:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import RemoteEntryNotFoundError
 
@@ -493,7 +662,42 @@ def _remote_text(repo_id: str, path: str) -> str | None:
         local = hf_hub_download(repo_id, path)
     except RemoteEntryNotFoundError:
         return None
-    return Path(local).read_text(encoding="utf-8")
+    return Path(local).read_bytes()
+
+
+def _card_text(repo_id: str, data: bytes | None) -> str | None:
+    """The card's text (a BOM kept: the merge writes it back); a card that is not UTF-8 cannot
+    be merged into without guessing, so it is named, with the place."""
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CardMergeError(
+            f"{repo_id}/README.md is not UTF-8 text (byte {exc.start}, line {line}); the Hub "
+            "shows it garbled: save it as UTF-8 on the Hub, then retry."
+        ) from None
+
+
+def _read_remote(
+    repo_id: str, paths: Iterable[str], *, dry_run: bool, log: Callable[[str], None]
+) -> tuple[str | None, dict[str, bytes | None], bool]:
+    """The card's text and our other files' bytes on the Hub, and whether they could be read.
+
+    A dry run that cannot reach the Hub (offline, network down) says so in one line and goes
+    on as for a repo without a card, so that it still shows what we would write.
+    """
+    try:
+        with hub_errors(f"read the card of {repo_id}", repo_id):
+            card = _remote_bytes(repo_id, "README.md")
+            remote = {path: _remote_bytes(repo_id, path) for path in paths}
+    except HubUnreachableError as exc:
+        if not dry_run:
+            raise
+        log(f"[dry run] {exc} Shown below: what a repo without a card would get.")
+        return None, {}, False
+    return _card_text(repo_id, card), remote, True
 
 
 def push_results(
@@ -511,7 +715,8 @@ def push_results(
             revision folder).
         repo_id: the model repository (``org/name``).
         create_pr: open a pull request instead of committing to ``main``.
-        dry_run: print the card diff and the files that would change; change nothing.
+        dry_run: print the card diff and the files that would change; change nothing. With the
+            Hub unreachable it shows the card a repo without one would get.
         log: where progress lines go.
 
     Returns:
@@ -525,16 +730,15 @@ def push_results(
         raise ValueError(f"results: no result file under {results} has a task on the Hub.")
     report = PushReport(repo_id=repo_id)
     files = eval_result_files(found)
-    with hub_errors(f"read the card of {repo_id}", repo_id):
-        old_card = _remote_text(repo_id, "README.md")
-        remote = {path: _remote_text(repo_id, path) for path in files}
+    old_card, remote, read = _read_remote(repo_id, files, dry_run=dry_run, log=log)
     try:
         new_card = card_with_results(
             old_card, model or repo_id, eval_results(found), aliases=[repo_id]
         )
     except CardMergeError as exc:
         raise CardMergeError(f"{repo_id}/README.md: {exc}") from None
-    operations = _operations(report, old_card, new_card, files, remote)
+    label = "Hub" if read else "not read: Hub unreachable"
+    operations = _operations(report, old_card, new_card, files, remote, old_label=label)
     tasks = sorted({r.task.name for r in found})
     if dry_run:
         log(report.card_diff or f"{repo_id}/README.md: unchanged")

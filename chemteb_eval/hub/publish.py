@@ -21,7 +21,7 @@ from chemteb_eval import __version__
 from chemteb_eval.metric_docs import METRIC_NAMES
 
 from ._errors import hub_errors, require_token
-from ._repo import check_repo_id
+from ._repo import check_namespace, check_repo_id
 
 __all__ = [
     "METRIC_NAMES",
@@ -32,7 +32,8 @@ __all__ = [
     "publish_pipchem",
 ]
 
-_IGNORE = ["__pycache__/*", "*.pyc", ".DS_Store"]
+# Never uploaded: caches, and hidden files and folders (.env, .netrc, .git: where credentials live).
+_IGNORE = ["__pycache__/*", "*/__pycache__/*", "*.pyc", ".*", "*/.*"]
 
 
 @dataclass
@@ -59,21 +60,35 @@ def metrics_root() -> Path:
     )
 
 
-def _files(folder: Path) -> list[str]:
-    return sorted(
-        str(p.relative_to(folder))
-        for p in folder.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+def _space_files(name: str) -> list[str]:
+    # A metric Space is these four files and nothing else: a stray file beside them (a .env, a
+    # token, notes) is never published.
+    return ["README.md", "app.py", f"{name}.py", "requirements.txt"]
+
+
+def _files(folder: Path, allow: list[str] | None = None) -> list[str]:
+    """The files ``upload_folder`` sends from ``folder``: the same patterns, applied by
+    huggingface_hub's own filter, so a dry run lists exactly what a real run uploads."""
+    from huggingface_hub.utils import (  # type: ignore[attr-defined]
+        DEFAULT_IGNORE_PATTERNS,
+        filter_repo_objects,
     )
 
-
-def _check_namespace(namespace: str) -> None:
-    if not namespace or "/" in namespace or namespace.strip() != namespace:
-        raise ValueError(f"namespace: {namespace!r} is not a user or organisation name.")
+    names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    kept = filter_repo_objects(
+        names, allow_patterns=allow, ignore_patterns=_IGNORE + DEFAULT_IGNORE_PATTERNS
+    )
+    return list(kept)
 
 
 def _upload(
-    folder: Path, repo_id: str, repo_type: str, message: str, *, space_sdk: str | None = None
+    folder: Path,
+    repo_id: str,
+    repo_type: str,
+    message: str,
+    *,
+    space_sdk: str | None = None,
+    allow: list[str] | None = None,
 ) -> Publication:
     from huggingface_hub import HfApi
 
@@ -86,10 +101,15 @@ def _upload(
             repo_id=repo_id,
             repo_type=repo_type,
             commit_message=message,
+            allow_patterns=allow,
             ignore_patterns=_IGNORE,
         )
     return Publication(
-        repo_id=repo_id, repo_type=repo_type, files=_files(folder), commit=info.oid, url=str(url)
+        repo_id=repo_id,
+        repo_type=repo_type,
+        files=_files(folder, allow),
+        commit=info.oid,
+        url=str(url),
     )
 
 
@@ -113,7 +133,7 @@ def publish_metrics(
     Returns:
         One ``Publication`` per Space.
     """
-    _check_namespace(namespace)
+    check_namespace(namespace)
     root = Path(metrics_dir) if metrics_dir is not None else metrics_root()
     unknown = [n for n in names if n not in METRIC_NAMES]
     if unknown:
@@ -121,11 +141,15 @@ def publish_metrics(
     done = []
     for name in names:
         folder = root / name
-        if not (folder / f"{name}.py").is_file():
-            raise ValueError(f"metrics_dir: {folder} has no {name}.py.")
+        missing = [f for f in _space_files(name) if not (folder / f).is_file()]
+        if missing:
+            # Without its card (the Space's sdk) or app the Space would not build.
+            raise ValueError(f"metrics_dir: {folder} has no {', '.join(missing)}.")
         repo_id = f"{namespace}/{name}"
         if dry_run:
-            pub = Publication(repo_id=repo_id, repo_type="space", files=_files(folder))
+            pub = Publication(
+                repo_id=repo_id, repo_type="space", files=_files(folder, _space_files(name))
+            )
             log(f"[dry run] space {repo_id}: would upload {', '.join(pub.files)}")
         else:
             pub = _upload(
@@ -134,6 +158,7 @@ def publish_metrics(
                 "space",
                 f"chemteb-eval {__version__}: publish the {name} metric",
                 space_sdk="gradio",
+                allow=_space_files(name),
             )
             log(f"space {repo_id}: {len(pub.files)} files at {pub.commit} ({pub.url})")
         done.append(pub)
@@ -191,7 +216,7 @@ def publish_pipchem(
     """
     from chemteb_eval.data import pipchem
 
-    _check_namespace(namespace)
+    check_namespace(namespace)
     with tempfile.TemporaryDirectory(prefix="chemteb-pipchem-") as tmp:
         out = Path(tmp)
         log(f"building PipChem ({scale}) ...")
