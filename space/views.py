@@ -54,7 +54,7 @@ def md(text: Any) -> str:
     """``text`` as literal Markdown: every character Markdown (or the HTML in it) would act on
     is backslash-escaped, and line breaks become spaces, so a contributed model name, family or
     file name can neither link, embed a remote image, nor start a list."""
-    flat = " ".join(str(text).splitlines())
+    flat = " ".join(str(text).splitlines()).strip()  # 4 leading spaces would start code
     text = _MD_SPECIAL.sub(r"\\\1", flat)
     text = re.sub(r"(?i)\bwww\.", r"www\\.", text)
     return _MD_ORDERED.sub(r"\1\\\2", _MD_LINE_START.sub("\\\\", text))

@@ -843,3 +843,28 @@ def test_found_a_malformed_model_table_is_a_notice_beside_and_an_error_by_name(
     assert len(state.boards["PipChem"].overall) == 3
     assert any("paper_models.csv" in n for n in state.boards["PipChem"].notices)
     assert chemteb_main(["rank", str(three), "-b", "PipChem", "--model-table", str(table)]) == 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=60))
+def test_item10_any_name_renders_as_its_own_text(name: str) -> None:
+    """Rendered by a CommonMark parser (Gradio's Markdown is one), an escaped name is one
+    paragraph of exactly its text: no link, image, emphasis, code, heading, list or HTML."""
+    import html
+    import re
+
+    import views
+
+    markdown_it = pytest.importorskip("markdown_it")
+    renderer = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    flat = " ".join(name.splitlines()).strip()
+    rendered = renderer.render(views.md(name)).strip()
+    if not flat:
+        assert rendered == ""
+        return
+    assert rendered.startswith("<p>") and rendered.endswith("</p>"), rendered
+    inner = rendered[3:-4]
+    assert not re.search(r"<(?!br)", inner), rendered  # no tag at all inside the paragraph
+    assert html.unescape(inner).replace("\n", " ") == re.sub(r"\s+", " ", flat) or (
+        html.unescape(inner).split() == flat.split()
+    )
