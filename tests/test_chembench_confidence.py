@@ -48,6 +48,46 @@ def test_answer_readers_never_see_the_confidence() -> None:
     assert extract_number("[CONFIDENCE]4[/CONFIDENCE]").value is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Confidence: 4/10",  # another scale: not 4 on ours, and not rescaled (a guess)
+        "[CONFIDENCE]4/10[/CONFIDENCE]",
+        "My confidence is 7 out of 10.",
+        "Confidence: 1e3",  # 1000, out of range; not 1 with "e3" left over
+        "[CONFIDENCE]1e3[/CONFIDENCE]",
+        "Confidence: 80%",
+        "Confidence: 4/10x",
+        "[CONFIDENCE]4[/CONFIDENCE] [CONFIDENCE]4/10[/CONFIDENCE]",  # one of them is off-scale
+    ],
+)
+def test_item7_confidence_fraction_scale(text: str) -> None:
+    assert extract_confidence(text) is None
+    # on our scale the same forms still read
+    assert extract_confidence("Confidence: 4/5") == 4.0
+    assert extract_confidence("confidence is 3.5.") == 3.5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Confidence: 3",
+        "Confidence: 3/5",
+        "My confidence level is 3 out of 5.",
+        "Confidence: 6/10",
+        "Confidence: 3e0",
+    ],
+)
+def test_item7_a_confidence_alone_is_no_answer(text: str) -> None:
+    question = Question.from_dict(dict(NUM, examples=[{"input": "How many?", "target": "3"}]))
+    assert extract_number(text).value is None
+    out = score_chembench([text], [question.to_dict()], return_details=True)
+    assert out["fraction_correct"] == 0.0 and out["n_parse_failures"] == 1
+    # an answer next to the statement is still read, and the confidence is not taken for it
+    assert extract_number(f"The answer is 6. {text}").value == 6.0
+    assert extract_number(f"6\n{text}").value == 6.0
+
+
 def test_the_prompt_asks_for_it_in_instruction_mode_only() -> None:
     question = Question.from_dict(MCQ)
     prompt, _ = build_prompt(question, confidence=True)

@@ -413,3 +413,107 @@ def test_refusal_classifier_from_a_local_model(tmp_path: Path) -> None:
     assert out["n_refusals"] == 1
     with pytest.raises(ChemtebError, match="could not be loaded"):
         load_refusal_classifier(str(tmp_path / "absent-model"))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("tolerance", [0.1]),
+        ("tolerance", "ten percent"),
+        ("relative_tolerance", True),
+        ("relative_tolerance", {"value": 0.1}),
+        ("relative_tolerance", float("nan")),
+        ("tolerance", float("inf")),
+        ("tolerance", -0.1),
+        ("relative_tolerance", 10**400),
+    ],
+)
+def test_item20_bad_tolerance_is_a_named_value_error(
+    field: str, value: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = dict(NUM, **{field: value})
+    with pytest.raises(ValueError, match=rf"^{field}: question num_1 \(uuid u-num-1\) has "):
+        Question.from_dict(bad)
+    with pytest.raises(ValueError, match=rf"{field}: question num_1"):
+        score_chembench(["6"], [bad])
+    # the loader skips it, naming the file; the CLI goes on with the rest
+    root = tmp_path / "q"
+    root.mkdir()
+    (root / "mcq_1.json").write_text(json.dumps(MCQ))
+    # json.dumps writes NaN/Infinity (json.loads reads them back) and a 400-digit integer
+    (root / "num_1.json").write_text(json.dumps(bad))
+    prompts = ["chembench", "prompts", "--questions", str(root), "--out", str(tmp_path / "p")]
+    assert main(prompts) == 0
+    err = capsys.readouterr().err
+    assert f"  num_1.json: {field}: question num_1 (uuid u-num-1) has " in err
+    assert "Traceback" not in err
+    # only the bad one: one line, exit 2
+    (root / "mcq_1.json").unlink()
+    assert main(prompts) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("chemteb: error: questions: no question loaded") and "\n" not in err
+    assert f"the first, num_1.json: {field}: question num_1" in err
+    # valid forms still load: a number, a numeric string, null (the default)
+    for good, want in ((0.05, 0.05), ("0.05", 0.05), (None, None), (0, 0.0)):
+        assert Question.from_dict(dict(NUM, **{field: good})).relative_tolerance == want
+
+
+def test_item20_list_fields_are_named_too() -> None:
+    """keywords / metrics that are not lists: a number was a TypeError, a string was read letter
+    by letter (metrics "mae" became m, a, e)."""
+    for field, value in (("keywords", 5), ("metrics", "mae"), ("keywords", {"a": 1})):
+        with pytest.raises(ValueError, match=rf"^{field}: question num_1 has .* a list of strings"):
+            Question.from_dict(dict(NUM, **{field: value}))
+    assert Question.from_dict(dict(NUM, keywords=None)).keywords == ()
+
+
+class _FlakyLLM(BaseHTTPRequestHandler):
+    """Fails the first requests with 500 then 503 (a provider's transient errors), then
+    answers."""
+
+    failures: ClassVar[list[int]] = []
+    calls: ClassVar[int] = 0
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).calls += 1
+        if type(self).calls <= len(type(self).failures):
+            data = b'{"error": {"message": "overloaded", "type": "server_error"}}'
+            self.send_response(type(self).failures[type(self).calls - 1])
+        else:
+            data = json.dumps(
+                {"choices": [{"message": {"content": "[ANSWER]A[/ANSWER]"}}]}
+            ).encode()
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_item16_litellm_generation_survives_transient_errors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """LiteLLM hands max_retries (as num_retries) to the OpenAI SDK, 1 retry here, and once
+    those are spent retries in its own loop, which imports tenacity: two failures need both.
+    Without tenacity the second failure ended the generation ("tenacity import failed"; a
+    provider not on the OpenAI SDK, the first). ~1 s (the SDK's backoff)."""
+    from chemteb_eval.chembench.generate import load_generator
+
+    # (importorskip imports LiteLLM: without this it would first try to download its cost map)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    pytest.importorskip("litellm", reason="needs the chembench extra")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    _FlakyLLM.failures, _FlakyLLM.calls = [500, 503], 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FlakyLLM)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        generate = load_generator("litellm:openai/tiny", api_base=base, max_retries=1)
+        assert generate(["Which is a noble gas?"]) == ["[ANSWER]A[/ANSWER]"]
+    finally:
+        server.shutdown()
+    assert _FlakyLLM.calls == 3

@@ -135,11 +135,16 @@ def _litellm(
         raise ValueError(f"model: litellm:{model}; name the provider too (litellm:openai/gpt-4o).")
     if mode != "instruction":
         raise ValueError("mode: litellm: models are chat models; use instruction prompts.")
-    require_extra("chembench", "litellm", what="a litellm: generator")
+    # tenacity: LiteLLM's own retry loop (num_retries) imports it only when a request fails, so
+    # without it the first transient provider error ends the run ("tenacity import failed").
+    require_extra("chembench", "litellm", "tenacity", what="a litellm: generator")
     # LiteLLM fetches its model cost map from GitHub on import unless told not to: a network
     # call (with retries and waits when offline) that generation does not need.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
+
+    # Its "Give Feedback / Get Help" banner on every failure: the error below is the one line.
+    litellm.suppress_debug_info = True
 
     def generate(prompts: Sequence[Prompt]) -> list[str]:
         out = []
@@ -152,6 +157,9 @@ def _litellm(
                     api_key=api_key,
                     temperature=temperature,
                     max_tokens=max_tokens,
+                    # LiteLLM retries a transient error (5xx, 429, timeout) num_retries
+                    # times; for a provider on the OpenAI SDK it also hands the number to
+                    # the SDK, which retries (with backoff) before LiteLLM's loop does.
                     num_retries=max_retries,
                     timeout=timeout,
                 )
@@ -186,7 +194,8 @@ def load_generator(
         api_key: its key (default ``$OPENAI_API_KEY``).
         max_tokens: the longest completion.
         temperature: 0 for greedy decoding.
-        max_retries: retries of one request (OpenAI-compatible servers).
+        max_retries: retries of one request after a transient error (openai:; litellm: passes
+            it to LiteLLM as ``num_retries``).
         timeout: seconds per request.
     """
     if max_tokens < 1:

@@ -135,7 +135,9 @@ def load_questions(
         else:
             raise ValueError(f"questions: {path} is neither a folder nor a file (or hub:ORG/NAME).")
     if not out.questions:
+        # The caller never gets the QuestionSet to print the skips from: say the first here.
+        first = f"; the first, {out.skipped[0][0]}: {out.skipped[0][1]}" if out.skipped else ""
         raise ValueError(
-            f"questions: no question loaded from {source} ({len(out.skipped)} skipped)."
+            f"questions: no question loaded from {source} ({len(out.skipped)} skipped{first})"
         )
     return out

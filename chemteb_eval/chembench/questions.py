@@ -76,8 +76,12 @@ class Question:
                 raise ValueError(f"target_scores: question {self.name} has no option scored 1.")
         elif self.target is None or not math.isfinite(self.target):
             raise ValueError(f"target: numeric question {self.name} needs a finite number.")
-        if self.relative_tolerance is not None and not self.relative_tolerance >= 0:
-            raise ValueError(f"relative_tolerance: must be >= 0, got {self.relative_tolerance}.")
+        tolerance = self.relative_tolerance
+        if tolerance is not None and not (math.isfinite(tolerance) and tolerance >= 0):
+            raise ValueError(
+                f"relative_tolerance: question {self.name} has {tolerance}; it must be a finite "
+                "number >= 0, or None for the default."
+            )
         if self.target_scores is not None:
             object.__setattr__(self, "target_scores", MappingProxyType(dict(self.target_scores)))
         if self.entries is not None:
@@ -164,7 +168,7 @@ class Question:
             ):
                 raise ValueError(f"target_scores: question {name} needs {{option: score}}.")
             scores = {str(k): float(v) for k, v in scores.items()}
-        tolerance = data.get("relative_tolerance", data.get("tolerance"))
+        tolerance = _tolerance(data, name)
         entries = _modality_entries(name, example.get("qentries_modality"))
         return cls(
             name=name,
@@ -172,11 +176,11 @@ class Question:
             topic=topic or data.get("topic"),
             uuid=data.get("uuid") or None,
             description=str(data.get("description") or ""),
-            keywords=tuple(str(k) for k in data.get("keywords") or ()),
-            metrics=tuple(str(m) for m in data.get("metrics") or ()),
+            keywords=_strings(data, "keywords", name),
+            metrics=_strings(data, "metrics", name),
             target=number,
             target_scores=scores,
-            relative_tolerance=float(tolerance) if tolerance is not None else None,
+            relative_tolerance=tolerance,
             entries=entries,
         )
 
@@ -202,6 +206,49 @@ class Question:
         if self.relative_tolerance is not None:
             out["relative_tolerance"] = self.relative_tolerance
         return out
+
+
+def _strings(data: Mapping[str, Any], field: str, name: str) -> tuple[str, ...]:
+    """A list-of-strings field (``keywords``, ``metrics``); absent or null is empty. A number was
+    a TypeError, and a string was read letter by letter."""
+    raw = data.get(field)
+    if raw is None:
+        return ()
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
+        raise ValueError(
+            f"{field}: question {name or '?'} has {raw!r}; it must be a list of strings."
+        )
+    return tuple(str(v) for v in raw)
+
+
+def _tolerance(data: Mapping[str, Any], name: str) -> float | None:
+    """The question's relative tolerance (``relative_tolerance``, else the local files'
+    ``tolerance``): a finite number >= 0, or ``None`` for the default.
+
+    Raises:
+        ValueError: naming the field and the question, for a list, a bool, a word, NaN, inf or a
+            negative number (``float()`` alone raises TypeError on a list, and takes "nan").
+    """
+    field = "relative_tolerance" if data.get("relative_tolerance") is not None else "tolerance"
+    raw = data.get(field)
+    if raw is None:
+        return None
+    uuid = data.get("uuid")
+    which = f"question {name or '?'}" + (f" (uuid {uuid})" if uuid else "")
+    problem = (
+        f"{field}: {which} has {raw!r}; it must be a number >= 0 (relative to |target|, e.g. "
+        f"0.01 for 1%), or left out for the default."
+    )
+    # bool is an int to Python, but true/false in a file is a mistake, not a tolerance of 1 or 0.
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise ValueError(problem)
+    try:
+        value = float(raw.strip() if isinstance(raw, str) else raw)
+    except (ValueError, OverflowError) as exc:  # OverflowError: a 400-digit integer
+        raise ValueError(problem) from exc
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(problem)
+    return value
 
 
 _PLACEHOLDER = re.compile(r"\{((?:type|entry)[0-9]+)\}")
