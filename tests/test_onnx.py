@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -240,7 +241,7 @@ def test_export_is_reused_and_atomic(minilm: tuple[Any, Any]) -> None:
 def test_int8_is_close_but_not_equal(minilm: tuple[Any, Any]) -> None:
     torch_encoder, _ = minilm
     int8 = load_encoder("onnx-int8:sentence-transformers/all-MiniLM-L6-v2")
-    assert int8.meta.framework == "onnxruntime-int8"
+    assert int8.meta.framework == "onnxruntime-int8 (per text)"
     a = torch_encoder.encode(TEXTS, prompt="", batch_size=8)
     b = int8.encode(TEXTS, prompt="", batch_size=8)
     cosine = np.sum(a * b, axis=1) / np.linalg.norm(b, axis=1)
@@ -271,13 +272,14 @@ def test_backends_never_share_a_cache_file(tmp_path: Path) -> None:
         ("sentence-transformers", "float32"),
         ("sentence-transformers", "float16"),
         ("onnxruntime", "float32"),
-        ("onnxruntime-int8", "float32"),
+        ("onnxruntime-int8", "float32"),  # batched int8 (before item 8): not reused
+        ("onnxruntime-int8 (per text)", "float32"),
     ):
         encoder: Any = SimpleNamespace(meta=replace(torch_like, framework=framework))
         cache = EmbeddingCache(tmp_path, **_identity(encoder, precision))
         paths.add(cache.path)
         cache.close()
-    assert len(paths) == 4
+    assert len(paths) == 5
     # torch float32 keeps the file name it always had (old caches stay valid)
     plain = EmbeddingCache(tmp_path, "m", "a" * 40, "m")
     assert plain.path in paths
@@ -342,3 +344,136 @@ def test_float32_means_float32_for_a_half_precision_checkpoint(
     a = torch_encoder.encode(TEXTS, prompt="", batch_size=8)
     b = encoder.encode(TEXTS, prompt="", batch_size=8)
     assert b.dtype == np.float32 and float(np.max(np.abs(a - b))) < 5e-3  # fp16-rounded weights
+
+
+# -- issue 25: int8 vectors independent of the batch; the export cache checked, not trusted --
+
+# 64 texts of many lengths (1 to ~150 tokens), so that batches of 8 and 64 pad a lot.
+BATCH_TEXTS = [" ".join([TEXTS[i % 7]] * (1 + i % 5)) + f" sample {i}" for i in range(64)]
+
+
+@pytest.mark.slow
+def test_item8_int8_vectors_do_not_depend_on_the_batch(minilm: tuple[Any, Any]) -> None:
+    """Dynamic quantisation's activation scales are per call: batched, a text's int8 vector
+    moved with its batch-mates (0.026 max abs diff between batch sizes 1 and 8 on these texts).
+    Each text runs alone now. ~3 s after the module's export."""
+    int8 = load_encoder("onnx-int8:sentence-transformers/all-MiniLM-L6-v2")
+    alone = int8.encode(BATCH_TEXTS, prompt="", batch_size=1)
+    for batch_size in (8, 64):
+        batched = int8.encode(BATCH_TEXTS, prompt="", batch_size=batch_size)
+        assert float(np.max(np.abs(batched - alone))) <= 1e-6, batch_size
+    # and the same text among other texts, in another order
+    mixed = int8.encode([*BATCH_TEXTS[::-1], "water"], prompt="", batch_size=16)
+    assert float(np.max(np.abs(mixed[:64][::-1] - alone))) <= 1e-6
+
+
+def _exported(tmp_path: Path, log: list[str], quantize: bool = False) -> Any:
+    from chemteb_eval.models.onnx import OnnxEncoder
+
+    return OnnxEncoder(
+        "sentence-transformers/all-MiniLM-L6-v2", quantize=quantize, folder=tmp_path, log=log.append
+    )
+
+
+@pytest.mark.slow
+def test_item15_a_truncated_export_is_made_again(minilm: tuple[Any, Any], tmp_path: Path) -> None:
+    """A truncated model.onnx (or model.int8.onnx) failed every later run until deleted by hand;
+    it is found (sizes recorded in export.json, or ONNX Runtime failing to load it) and made
+    again. ~10 s (two exports, two quantisations)."""
+    import shutil
+
+    _, onnx_encoder = minilm
+    shutil.copytree(onnx_encoder.export, tmp_path / onnx_encoder.export.name)
+    said: list[str] = []
+    first = _exported(tmp_path, said)
+    assert first.export == tmp_path / onnx_encoder.export.name and said == []  # the copy is used
+    want = first.encode(TEXTS[:3], prompt="", batch_size=4)
+    model = first.export / "model.onnx"
+    size = model.stat().st_size
+    with model.open("r+b") as f:
+        f.truncate(size // 2)
+    said.clear()
+    again = _exported(tmp_path, said)
+    assert again.export == first.export and model.stat().st_size == size
+    assert any("is broken (model.onnx has" in s for s in said), said
+    assert float(np.max(np.abs(again.encode(TEXTS[:3], prompt="", batch_size=4) - want))) < 1e-6
+    # an export from before the sizes were recorded: ONNX Runtime's load failure tells
+    facts_path = again.export / "export.json"
+    facts = json.loads(facts_path.read_text())
+    del facts["files"]
+    facts_path.write_text(json.dumps(facts))
+    with model.open("r+b") as f:
+        f.truncate(size // 3)
+    said.clear()
+    _exported(tmp_path, said)
+    assert any("ONNX Runtime cannot load model.onnx" in s for s in said), said
+    assert model.stat().st_size == size
+    # the int8 file
+    int8 = _exported(tmp_path, said, quantize=True)
+    quantized = int8.export / "model.int8.onnx"
+    q_size = quantized.stat().st_size
+    with quantized.open("r+b") as f:
+        f.truncate(q_size // 2)
+    said.clear()
+    _exported(tmp_path, said, quantize=True)
+    assert any("model.int8.onnx cannot be loaded" in s for s in said), said
+    assert quantized.stat().st_size == q_size
+    assert sorted(p.name for p in tmp_path.iterdir()) == [first.export.name]  # nothing left over
+    assert sorted(p.name for p in first.export.iterdir()) == [
+        "export.json",
+        "model.int8.onnx",
+        "model.onnx",
+    ]
+
+
+@pytest.mark.slow
+def test_item15_an_unwritable_export_folder_is_one_line_and_a_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export folder that is a file, or read-only, was a traceback. ~7 s (two exports, a
+    quantisation)."""
+    not_a_folder = tmp_path / "exports"
+    not_a_folder.write_text("a file where the folder should be")
+    said: list[str] = []
+    encoder = _exported(not_a_folder, said)
+    (line,) = [s for s in said if "cannot write" in s]
+    assert f"cannot write into the export folder {not_a_folder}" in line
+    assert "CHEMTEB_ONNX_DIR" in line and not encoder.export.is_relative_to(not_a_folder)
+    assert encoder.encode(["water"], prompt="", batch_size=1).shape == (1, 384)
+    # read-only (root ignores permissions, so the refusal is simulated where the OS gives it)
+    read_only = tmp_path / "read-only"
+    fp32 = _exported(read_only, said)  # written before the folder became read-only
+    real = tempfile.mkdtemp
+
+    def refuse(suffix: Any = None, prefix: Any = None, dir: Any = None) -> str:
+        if dir is not None and Path(dir).is_relative_to(read_only):
+            raise PermissionError(13, "Permission denied", str(dir))
+        return real(suffix, prefix, dir)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)  # (onnx.py's scratch folders use it)
+    said.clear()
+    int8 = _exported(read_only, said, quantize=True)
+    (line,) = [s for s in said if "cannot write" in s]  # the int8 file goes elsewhere
+    assert f"{fp32.export} (Permission denied)" in line and int8.export == fp32.export
+    assert int8.encode(["water"], prompt="", batch_size=1).shape == (1, 384)
+    assert sorted(p.name for p in fp32.export.iterdir()) == ["export.json", "model.onnx"]
+
+
+@pytest.mark.slow
+def test_item15_quantisation_writes_no_shared_intermediate(minilm: tuple[Any, Any]) -> None:
+    """Two onnx-int8 runs at once crashed: ONNX Runtime's quantize_dynamic writes its
+    shape-inferred copy to model-inferred.onnx beside the input, and each run deleted it under
+    the other. A folder of that name (another run's file in the way) must not matter. ~3 s."""
+    from chemteb_eval.models.onnx import _quantize
+
+    _, onnx_encoder = minilm
+    folder = Path(tempfile.mkdtemp(dir=onnx_encoder.export.parent))
+    (folder / "model.onnx").symlink_to(onnx_encoder.export / "model.onnx")
+    (folder / "model-inferred.onnx").mkdir()  # what the other run has there
+    _quantize(folder / "model.onnx", folder / "out.onnx")
+    assert (folder / "out.onnx").stat().st_size > 1_000_000
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "model-inferred.onnx",
+        "model.onnx",
+        "out.onnx",
+    ]
