@@ -227,7 +227,7 @@ def read_umnsrs(name: str) -> WordPairData:
     header = next(rows, (1, None))[1]
     if header != ["word1", "word2", "score"]:
         raise ValueError(
-            f"{path}: line 1 is {_short_header(header)}; expected word1<TAB>word2<TAB>score."
+            f"{path}: line 1 is {short_repr(header, 120)}; expected word1<TAB>word2<TAB>score."
         )
     for n, row in rows:
         first, second, score = _umnsrs_row(path, n, row)
