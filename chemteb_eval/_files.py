@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ __all__ = [
     "csv_safe",
     "parse_json",
     "read_json_lines",
+    "shared_mode",
     "write_json_atomic",
+    "write_text_atomic",
 ]
 
 
@@ -43,6 +46,31 @@ def write_json_atomic(path: Path, payload: Any) -> None:
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, shared_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def shared_mode() -> int:
+    """The mode a plain ``open`` would give a new file (0644 under the usual umask 022):
+    ``mkstemp`` makes 0600, so results written atomically were unreadable to the others
+    sharing a results folder."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write text so that readers see the old file or the new one; a symlink at ``path`` is
+    replaced, never followed (a planted link cannot redirect the write)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.chmod(tmp, shared_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -66,7 +94,10 @@ def append_json_line(path: Path, payload: Any) -> None:
 def read_json_lines(path: Path, *, max_bytes: int = 64 * 2**20) -> tuple[list[Any], list[str]]:
     """The records of a JSON-lines file and, for each line that is not one, its number and the
     reason (a torn last line, hostile bytes); ``ValueError`` for a file over ``max_bytes``."""
-    size = path.stat().st_size
+    info = path.stat()  # follows links: a dangling one raises OSError
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would hang, /dev/zero never end
+        raise ValueError(f"{path}: not a regular file")
+    size = info.st_size
     if size > max_bytes:
         raise ValueError(f"{path}: {size:,} bytes, over the {max_bytes:,} a run log reaches")
     records, bad = [], []

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from views import md, md_code
+from views import md, md_code, plot_text
 
 from chemteb_eval.results.correlations import (
     Correlations,
@@ -172,8 +172,8 @@ def _domain_figure(comp: DomainComparison, board: Leaderboard, df: pd.DataFrame)
                 x=group["MTEB mean"].tolist(),
                 y=group["ChemTEB mean"].tolist(),
                 mode="markers",
-                name=str(family) or "unknown family",
-                text=group["Model"].tolist(),
+                name=plot_text(family) or "unknown family",
+                text=[plot_text(m) for m in group["Model"]],
                 customdata=group[["MTEB rank", "ChemTEB rank"]].to_numpy().tolist(),
                 hovertemplate="%{text}<br>MTEB %{x:.4f} (rank %{customdata[0]})<br>"
                 "ChemTEB %{y:.4f} (rank %{customdata[1]})<extra></extra>",
@@ -188,7 +188,7 @@ def _domain_figure(comp: DomainComparison, board: Leaderboard, df: pd.DataFrame)
         fig.add_annotation(
             x=row["MTEB mean"],
             y=row["ChemTEB mean"],
-            text=f"{str(row['Model']).split('/')[-1]} ({int(row['Ranks gained']):+d})",
+            text=plot_text(f"{str(row['Model']).split('/')[-1]} ({int(row['Ranks gained']):+d})"),
             showarrow=True,
             arrowhead=2,
             ax=ax,
@@ -314,11 +314,12 @@ def _heatmap(
         return _empty(f"{name}: too few models or tasks for a correlation (3 needed per pair)")
     short = {t: k.short for t, k in KINDS.items()}
     ticks = [
-        _tick(lab, grp, matrix, short) for lab, grp in zip(corr.labels, corr.groups, strict=True)
+        plot_text(_tick(lab, grp, matrix, short))
+        for lab, grp in zip(corr.labels, corr.groups, strict=True)
     ]
     # Tick labels must be unique for Plotly's categorical axes: the full label breaks a tie.
     if len(set(ticks)) < len(ticks):
-        ticks = [f"{t} ({lab})" for t, lab in zip(ticks, corr.labels, strict=True)]
+        ticks = [f"{t} ({plot_text(lab)})" for t, lab in zip(ticks, corr.labels, strict=True)]
     fig = go.Figure(
         go.Heatmap(
             # an array, not nested lists: Plotly validates lists cell by cell (~0.25 s for

@@ -257,6 +257,7 @@ def _notice(state: AppState, board: Leaderboard) -> str:
             f"⚠️ **{len(skipped)} result file(s) skipped** (malformed, or without the "
             f"benchmark's main score):\n\n{shown}{more}"
         )
+    lines += [f"Note: {md(note)}" for note in board.notes]
     if board.revision_note:
         lines.append(f"Note: {board.revision_note}")
     return "\n\n".join(lines)

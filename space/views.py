@@ -38,7 +38,17 @@ _INT_COLUMNS = {
 _HIDDEN = {"Complete"}
 # Scores of a kind where "best" means nothing: never bolded.
 _UNBOLDED = {"Borda", "Ranks gained", "ChemTEB − MTEB", "MTEB mean", "ChemTEB mean"}
-CSV_DIR = Path(tempfile.gettempdir()) / "chemteb-space"
+_CSV_DIR: Path | None = None  # this process's own download folder, made on first use
+
+
+def csv_dir() -> Path:
+    """A folder only this process writes (``mkdtemp``: mode 0700, a fresh name), under the
+    temporary folder Gradio serves files from. A fixed shared name (``/tmp/chemteb-space``) let
+    another user plant a ``.csv`` to be served, or a symlink to be written through."""
+    global _CSV_DIR
+    if _CSV_DIR is None or not _CSV_DIR.is_dir():
+        _CSV_DIR = Path(tempfile.mkdtemp(prefix="chemteb-space-"))
+    return _CSV_DIR
 
 
 # A Hub model id as the Hub spells one: only these become links (a contributed name such as
@@ -58,6 +68,13 @@ def md(text: Any) -> str:
     text = _MD_SPECIAL.sub(r"\\\1", flat)
     text = re.sub(r"(?i)\bwww\.", r"www\\.", text)
     return _MD_ORDERED.sub(r"\1\\\2", _MD_LINE_START.sub("\\\\", text))
+
+
+def plot_text(text: Any) -> str:
+    """``text`` as Plotly shows it literally: Plotly reads ``<a href>``, ``<b>``, ``<br>`` and
+    ``<span style>`` in trace names, tick labels and hover text, and decodes ``&lt;``/``&gt;``/
+    ``&amp;``, so escaping those three keeps a contributed name from becoming a link."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def md_code(text: Any) -> str:
@@ -180,15 +197,14 @@ def write_csv(df: pd.DataFrame, name: str) -> str:
 
 
 def write_body(body: str, name: str) -> str:
-    """Write a CSV body for download under ``name`` and a digest of the content."""
-    CSV_DIR.mkdir(parents=True, exist_ok=True)
+    """Write a CSV body for download under ``name`` and a digest of the content: written each
+    time, atomically (a file already there is never trusted, a symlink never followed)."""
+    from chemteb_eval._files import write_text_atomic
+
     digest = hashlib.sha1(body.encode()).hexdigest()[:10]
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
-    path = CSV_DIR / f"{safe}-{digest}.csv"
-    if not path.exists():
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(body, encoding="utf-8")
-        tmp.replace(path)
+    path = csv_dir() / f"{safe}-{digest}.csv"
+    write_text_atomic(path, body)
     return str(path)
 
 
@@ -217,7 +233,8 @@ def efficiency_figure(board: Leaderboard, rows: Sequence[Mapping[str, Any]]) -> 
         fig.update_layout(title="No complete model with timings passes the filters")
         return fig
     hardware = sorted({str(r["Hardware"]) for r in rows})
-    fig = make_subplots(rows=1, cols=len(hardware), shared_yaxes=True, subplot_titles=hardware)
+    titles = [plot_text(h) for h in hardware]
+    fig = make_subplots(rows=1, cols=len(hardware), shared_yaxes=True, subplot_titles=titles)
     biggest = max((float(r["Params (M)"]) for r in rows if _known_params(r)), default=1.0)
     dims = [float(r["Dim"]) for r in rows if _known_dim(r)]
     colours = (min(dims, default=0.0), max(dims, default=1.0))
@@ -281,8 +298,8 @@ def _efficiency_traces(
             name=label,
             showlegend=first,
             legendgroup=label,
-            text=[r["Model"] for r in points],
-            customdata=[[r["Params (M)"], r["Dim"], r["Hardware"]] for r in points],
+            text=[plot_text(r["Model"]) for r in points],
+            customdata=[[r["Params (M)"], r["Dim"], plot_text(r["Hardware"])] for r in points],
             hovertemplate="%{text}<br>%{x:.1f} samples/s · RRF %{y:.4f}<br>"
             "params (M): %{customdata[0]} · dim %{customdata[1]}<br>%{customdata[2]}<extra></extra>",
             marker={
@@ -348,11 +365,11 @@ def distribution_figure(
         fig.add_trace(
             go.Box(
                 y=[p["Score"] for p in points],
-                name=family,
+                name=plot_text(family),
                 boxpoints="all",
                 jitter=0.4,
                 pointpos=0,
-                text=[f"{p['Model']} · {p['Task']}" for p in points],
+                text=[plot_text(f"{p['Model']} · {p['Task']}") for p in points],
                 hovertemplate="%{text}<br>%{y:.4f}<extra></extra>",
             )
         )
@@ -384,7 +401,7 @@ def radar_figure(
             go.Scatterpolar(
                 r=[*values, values[0]],
                 theta=[*labels, labels[0]],
-                name=model,
+                name=plot_text(model),
                 fill="toself",
                 opacity=0.55,
                 connectgaps=False,

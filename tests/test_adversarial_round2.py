@@ -868,3 +868,230 @@ def test_item10_any_name_renders_as_its_own_text(name: str) -> None:
     assert html.unescape(inner).replace("\n", " ") == re.sub(r"\s+", " ", flat) or (
         html.unescape(inner).split() == flat.split()
     )
+
+
+# -- the outside attack on this work (each test named by what it found) ---------------
+
+
+@pytest.mark.parametrize("damage", ["deflate", "encrypted", "method 99"])
+def test_attack_a_damaged_zip_stream_is_left_out(
+    three: Path, damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _items_path(three, "org__mid")
+    raw = bytearray(path.read_bytes())
+    if damage == "deflate":
+        for i in range(60, min(400, len(raw) - 200)):
+            raw[i] ^= 0x5A
+    else:  # patch every local and central header: the flags, or the compression method
+        for sig, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            start = 0
+            while (start := raw.find(sig, start)) != -1:
+                if damage == "encrypted":
+                    raw[start + offset] |= 0x01
+                else:
+                    raw[start + offset + 2 : start + offset + 4] = (99).to_bytes(2, "little")
+                start += 4
+    path.write_bytes(bytes(raw))
+    assert chemteb_main(["rank", str(three), "-b", "PipChem", "--ci", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 3 and "evidence left out" in captured.err
+
+
+def test_attack_compare_prints_why_evidence_was_left_out(
+    three: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    values = _per_query(0.6, 2)
+    values[0] = np.nan
+    _replace_items(three, "org__mid", ndcg_at_10=values)
+    a, b = str(three / "org__best"), str(three / "org__mid")
+    assert chemteb_main(["compare", a, b, "-b", "PipChem", "--resamples", "100"]) == 0
+    assert "evidence left out" in capsys.readouterr().err
+    for bad in (["--resamples", "1"], ["--seed", "-1"]):
+        assert chemteb_main(["compare", a, b, "-b", "PipChem", *bad]) == 2
+        assert bad[0] in capsys.readouterr().err
+
+
+def test_attack_items_in_another_order_are_paired_by_query_id(three: Path) -> None:
+    from chemteb_eval.results.ranking import task_evidence
+
+    b = load_model(three / "org__mid", PIPCHEM)
+    ev_b = task_evidence(b, PIPCHEM, RETRIEVAL)
+    original = task_evidence(load_model(three / "org__best", PIPCHEM), PIPCHEM, RETRIEVAL)
+    order = np.random.default_rng(5).permutation(N_QUERIES)
+    ids = np.array([f"q{i}" for i in range(N_QUERIES)])
+    _replace_items(three, "org__best", ndcg_at_10=_per_query(0.9, 1)[order], query_ids=ids[order])
+    a = load_model(three / "org__best", PIPCHEM)
+    ev_a = task_evidence(a, PIPCHEM, RETRIEVAL)
+    assert ev_a is not None and ev_b is not None and original is not None
+    paired = ev_b.aligned_to(ev_a)
+    assert paired is not None
+    for seed in range(5):  # a resample of A's positions draws the same queries for B
+        idx = np.random.default_rng(seed).integers(0, N_QUERIES, N_QUERIES)
+        expected = original.statistic(order[idx]) - ev_b.statistic(order[idx])
+        assert ev_a.statistic(idx) - paired(idx) == pytest.approx(expected)
+    # other ids than the partner's: no paired interval at all
+    _replace_items(three, "org__best", ndcg_at_10=_per_query(0.9, 1), query_ids=ids + "x")
+    a = load_model(three / "org__best", PIPCHEM)
+    row = next(r for r in compare_models(a, b, PIPCHEM).tasks if r.task == RETRIEVAL.name)
+    assert row.paired is None and "query ids differ" in row.why_no_interval
+
+
+def test_attack_a_fifo_or_device_as_runs_jsonl_never_hangs(three: Path) -> None:
+    import os
+
+    fifo = three / "org__mid" / "rev" / "runs.jsonl"
+    os.mkfifo(fifo)
+    (three / "org__best" / "rev" / "runs.jsonl").symlink_to("/dev/zero")
+    models = read_results([three], PIPCHEM)  # returns: a hang would time the suite out
+    notes = _notices(models)
+    assert sum("not a regular file" in n for n in notes) == 2
+
+
+def test_attack_terminal_control_characters_in_names_are_not_printed(
+    three: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    meta = {"name": "\x1b[31mRED\x1b[0m\x1b]0;title\x07", "revision": None}
+    (three / "org__mid" / "rev" / "model_meta.json").write_text(json.dumps(meta))
+    meta = {"name": "a\nb | c", "revision": None}
+    (three / "org__last" / "rev" / "model_meta.json").write_text(json.dumps(meta))
+    assert chemteb_main(["rank", str(three), "-b", "PipChem"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "a?b | c" in out
+    assert len(out.strip().splitlines()) == 2 + 1 + 3  # title, header, rule, three rows
+
+
+def test_attack_correlations_never_write_through_a_symlink(three: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    folder = tmp_path / "corr"
+    folder.mkdir()
+    (folder / "models_pearson.csv").symlink_to(victim)
+    assert chemteb_main(["rank", str(three), "-b", "PipChem", "--correlations", str(folder)]) == 0
+    assert victim.read_text() == "precious"
+    assert not (folder / "models_pearson.csv").is_symlink()
+
+
+def test_attack_two_folders_of_one_model_are_a_note_and_keep_the_family(
+    three: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from chemteb_eval.results.leaderboard import build_leaderboard
+
+    shutil.copytree(three / "org__mid", three / "copy")
+    meta = {"name": "org/mid", "revision": None}
+    (three / "copy" / "rev" / "model_meta.json").write_text(json.dumps(meta))
+    assert chemteb_main(["rank", str(three), "-b", "PipChem"]) == 0
+    err = capsys.readouterr().err
+    assert "[skipped]" not in err and err.count("[note]") == 1
+    assert "names the same model (org/mid)" in err
+    board = build_leaderboard([three], PIPCHEM)
+    assert {board.facts[m].family for m in board.facts if m.startswith("org/mid")} == {"org"}
+    assert board.notices == [] and len(board.notes) == 1
+
+
+def test_attack_mteb_csv_rows_that_contradict_each_other(tmp_path: Path) -> None:
+    good = "org/a,T1,Classification,test,0.5"
+    cases = {
+        "org/a,T1,Classification,test,0.99": "a second score for org/a on T1",
+        "org/b,T1,Retrieval,test,0.5": "task T1 is 'Retrieval' here but another type on line 2",
+        "org/b,T2,classification,test,0.5": "MTEB spells it 'Classification'",
+    }
+    for row, message in cases.items():
+        path = _mteb_csv(tmp_path / "m.csv", [good, row])
+        with pytest.raises(ValueError, match=message):
+            read_mteb_csv(path)
+    same = _mteb_csv(tmp_path / "m.csv", [good, good])  # a repeated identical row is harmless
+    assert read_mteb_csv(same).scores == {"org/a": {"T1": 0.5}}
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + (tmp_path / "m.csv").read_bytes())
+    assert read_mteb_csv(bom).scores == {"org/a": {"T1": 0.5}}
+
+
+def test_attack_mteb_results_add_to_the_csv_scores(tmp_path: Path) -> None:
+    reference = MtebScores(
+        scores={"org/ok": {"T1": 0.4, "T2": 0.5}},
+        task_types={"T1": "Retrieval", "T2": "Retrieval"},
+    )
+    root = tmp_path / "mteb"
+    _mteb_result(root, "org__ok", "T1", 0.45)
+    _mteb_result(root, "org__ok", "T2", "0.7")  # a string: left out, with a notice
+    out = read_mteb_folder(root, reference)
+    assert out.scores["org/ok"] == {"T1": 0.45, "T2": 0.5}
+    assert any("T2 left out" in s for s in out.skipped)
+
+
+def test_attack_plot_labels_are_not_markup(three: Path) -> None:
+    import app
+
+    name = '<a href="https://evil.example/">click</a><b>x'
+    (three / "org__mid" / "rev" / "model_meta.json").write_text(json.dumps({"name": name}))
+    state = app.build_state([three], default_benchmark="PipChem")
+    radar = next(
+        x for x in app.view_radar(state, "PipChem", "all", [], [], "", [name]) if hasattr(x, "data")
+    )
+    labels = [str(t.name) for t in radar.data]
+    assert labels and all("<" not in label for label in labels)
+    assert "&lt;a href" in labels[0]
+    corr = app.view_correlations(state, "PipChem", "all", [], [], "", "models", "spearman")
+    ticks = [str(x) for t in corr[0].data for x in (t.x if t.x is not None else [])]
+    assert ticks and all("<" not in tick for tick in ticks)
+
+
+def test_attack_space_downloads_are_private_and_rewritten(three: Path) -> None:
+    import stat as stat_module
+
+    import app
+    import views
+
+    state = app.build_state([three], default_benchmark="PipChem")
+    path = Path(app.view_tables(state, "PipChem", "all", [], [], "")[3])
+    folder = path.parent
+    assert folder.name.startswith("chemteb-space-")
+    assert stat_module.S_IMODE(folder.stat().st_mode) == 0o700
+    path.write_text('=HYPERLINK("http://evil")')  # planted: the next download rewrites it
+    again = Path(app.view_tables(state, "PipChem", "all", [], [], "")[3])
+    assert again == path and "HYPERLINK" not in again.read_text()
+    assert views.csv_dir() == folder
+
+
+def test_attack_cached_zero_rows_and_absurd_costs_are_damage(tmp_path: Path) -> None:
+    from chemteb_eval.engine import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path, "org/m", "a" * 40, "org/m")
+    cache.put(["z", "ok"], np.array([[0.0] * 4, [1.0] * 4], dtype=np.float32), seconds=[1e308, 0.1])
+    with pytest.warns(UserWarning, match="all zeros"):
+        assert list(cache.lookup(["z", "ok"])) == ["ok"]
+    assert cache.costs(["z", "ok"]) == {"ok": 0.1}
+    cache.close()
+
+
+def test_attack_ner_test_split_without_entities_is_refused(tmp_path: Path) -> None:
+    from chemteb_eval.data.shared_sets import read_ner_folder
+
+    (tmp_path / "train.tsv").write_text("Aspirin\tB-Chemical\n\n")
+    (tmp_path / "test.tsv").write_text("Aspirin\tO\nis\tO\n\n")
+    with pytest.raises(ValueError, match=r"test\.tsv: no entity at all"):
+        read_ner_folder(tmp_path, "test", frozenset({"Chemical"}))
+
+
+def test_attack_data_path_bom_and_trailing_blank_lines(tmp_path: Path) -> None:
+    from chemteb_eval.data.shared_sets import read_sts_tsv
+
+    path = tmp_path / "test.tsv"
+    path.write_bytes(b"\xef\xbb\xbfsentence1\tsentence2\tscore\na\tb\t1\nc\td\t2\n\n\n")
+    assert read_sts_tsv(path).scores == [1.0, 2.0]
+
+
+def test_attack_api_model_names_keep_their_own_folders(tmp_path: Path) -> None:
+    from chemteb_eval.models.base import ModelMeta
+    from chemteb_eval.runner.stages import results_folder
+
+    def api(name: str) -> ModelMeta:
+        return ModelMeta(name, None, None, 8, None, "openai-compatible-http", "http://127.0.0.1")
+
+    folders = {
+        results_folder(tmp_path, api(n), None, lambda m: None)
+        for n in ("/models/escape2", "/other/escape2", "escape2")
+    }
+    assert len(folders) == 3 and all(f.is_relative_to(tmp_path) for f in folders)

@@ -11,7 +11,15 @@ from chemteb_eval.tasks import BENCHMARKS, COLLECTIONS
 
 Subparsers = Any  # argparse's _SubParsersAction
 _RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")
+MIN_RESAMPLES = 100  # fewer leave a 2.5% tail of under 3 draws: an interval of noise
 _DEFAULT_RUNTIME = "torch"
+
+
+def shown(text: object) -> str:
+    """Untrusted text (a model name, a file path) as a terminal line shows it: control
+    characters — an escape sequence recolouring the screen or setting the title, a newline
+    breaking a table row — become "?"."""
+    return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
 def add_metrics(sub: Subparsers) -> None:
@@ -297,11 +305,11 @@ def _cmd_compare_domains(args: argparse.Namespace) -> int:
             f"{higher}, mean ChemTEB - MTEB {sum(gaps) / len(gaps) if gaps else 0:+.3f}"
         )
         for model, general, chem in c.rank_changes[:3]:
-            print(f"  {model[:44]:<44} MTEB rank {general:>2} -> ChemTEB rank {chem:>2}")
+            print(f"  {shown(model)[:44]:<44} MTEB rank {general:>2} -> ChemTEB rank {chem:>2}")
         for model, why in sorted(c.excluded.items()):
-            print(f"  [not plotted] {model}: {why}")
-    for line in [*mteb.skipped, *(s for m in models for s in m.skipped)]:
-        print(f"[skipped] {line}", file=sys.stderr)
+            print(f"  [not plotted] {shown(model)}: {why}")
+    for line in dict.fromkeys([*mteb.skipped, *(s for m in models for s in m.skipped)]):
+        print(f"[skipped] {shown(line)}", file=sys.stderr)
     return 0
 
 
@@ -321,10 +329,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from chemteb_eval import tasks
     from chemteb_eval.results.compare import compare_models, format_p, load_model
 
+    if args.resamples < MIN_RESAMPLES:  # a 95% percentile interval needs both tails populated
+        raise ValueError(f"--resamples: at least {MIN_RESAMPLES}, got {args.resamples}.")
+    if args.seed < 0:
+        raise ValueError(f"--seed: a non-negative integer, got {args.seed}.")
     bench = tasks.get_benchmark(args.benchmark)
     a, b = load_model(args.a, bench), load_model(args.b, bench)
     result = compare_models(a, b, bench, resamples=args.resamples, seed=args.seed)
-    print(f"{bench.name}: A = {result.model_a}, B = {result.model_b} (A - B, 95% paired bootstrap)")
+    print(
+        f"{bench.name}: A = {shown(result.model_a)}, B = {shown(result.model_b)} "
+        "(A - B, 95% paired bootstrap)"
+    )
     head = f"{'task':<40} {'A':>8} {'B':>8} {'A - B':>8} {'95% interval':>19} {'p':>6}"
     print(f"{head}\n{'-' * len(head)}")
     for row in result.tasks:
@@ -337,8 +352,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     o = result.overall
     print(
         f"\nMean over {len(result.tasks)} tasks: A - B = {o.difference:+.4f} "
-        f"[{o.low:+.4f}, {o.high:+.4f}] (tasks resampled). Verdict: {result.verdict}."
+        f"[{o.low:+.4f}, {o.high:+.4f}] (tasks resampled). Verdict: {shown(result.verdict)}."
     )
+    for line in dict.fromkeys([*a.skipped, *b.skipped]):  # incl. evidence left out, and why
+        print(f"[skipped] {shown(line)}", file=sys.stderr)
     return 0
 
 
@@ -379,16 +396,19 @@ def _cmd_rank(args: argparse.Namespace) -> int:
                 note += f"  95% rank {ci['rank_low']}-{ci['rank_high']}" + (
                     "  ~#1" if ci["tied_with_top"] else ""
                 )
-            print(f"{rank:>4} {r['model'][:42]:<42} {r['rrf']:>6.3f} {r['borda']:>6} {cells}{note}")
+            name = shown(r["model"])
+            print(f"{rank:>4} {name[:42]:<42} {r['rrf']:>6.3f} {r['borda']:>6} {cells}{note}")
     if args.ci and not args.json:
         tied = [m for m, ci in intervals.items() if ci["tied_with_top"]]
         print(
             f"\nNot separable from #1 (ranked first in >= 2.5% of 1,000 task resamples): "
-            f"{', '.join(tied) or '-'}. Rank intervals: tasks resampled within their type "
+            f"{', '.join(map(shown, tied)) or '-'}. Rank intervals: tasks resampled within their type "
             "(docs/uncertainty.md)."
         )
-    for line in skipped:
-        print(f"[skipped] {line}", file=sys.stderr)
+    for line in dict.fromkeys(skipped):
+        print(f"[skipped] {shown(line)}", file=sys.stderr)
+    for line in dict.fromkeys(n for m in models for n in m.notes):
+        print(f"[note] {shown(line)}", file=sys.stderr)
     if args.correlations:  # after the ranking is printed: a bad folder must not cost it
         _write_correlations(models, bench, args, args.correlations)
     return 0

@@ -61,13 +61,17 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
                     f"{path}: line {n} is not UTF-8 text (byte {exc.start + 1} of the line); "
                     "save the file as UTF-8."
                 ) from None
+            if n == 1:
+                text = text.removeprefix("\ufeff")  # a byte-order mark, as Excel saves UTF-8
             yield n, text.rstrip("\r\n")
 
 
 def _tsv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """Tab-separated rows with no quoting (the formats these sets use), by line number."""
+    """Tab-separated rows with no quoting (the formats these sets use), by line number; blank
+    lines (a trailing newline left by an editor) hold no row."""
     for n, text in _lines(path):
-        yield n, text.split("\t")
+        if text.strip():
+            yield n, text.split("\t")
 
 
 def _folder(name: str) -> Path:
@@ -396,6 +400,10 @@ def read_ner_folder(folder: Path, split: str, types: frozenset[str]) -> NerData:
     for path, tokens in ((train, train_tokens), (found[0], test_tokens)):
         if not tokens:
             raise ValueError(f"{path}: no sentences.")
+    for path, tags in ((train, train_tags), (found[0], test_tags)):
+        # entity F1 over no gold entity is undefined (seqeval reports 0.0): not a score to keep
+        if all(tag == "O" for sentence in tags for tag in sentence):
+            raise ValueError(f"{path}: no entity at all (every tag is O); nothing to score.")
     return NerData(train_tokens, train_tags, test_tokens, test_tags)
 
 

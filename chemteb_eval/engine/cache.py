@@ -57,6 +57,9 @@ def _check_layout(db: sqlite3.Connection, tables: Sequence[str] = tuple(_LAYOUT)
             )
 
 
+MAX_SECONDS_PER_TEXT = 3600.0  # an hour for one text: no encoder is that slow
+
+
 def _damaged(path: Path, exc: BaseException) -> ChemtebError:
     return ChemtebError(
         f"embedding cache {path} is damaged or not a cache ({exc}); delete it (`rm '{path}'`) "
@@ -274,14 +277,15 @@ class EmbeddingCache:
                 # A row all NaN is a word-vector model's "no vector" (out of vocabulary), kept
                 # as is for such a model only.
                 stray = nan.any() and not (nan.all() and self.nan_rows)
-                if np.isinf(vector).any() or stray:
+                # an all-zero row is no embedding (scoring refuses it, blaming the encoder)
+                if np.isinf(vector).any() or stray or not vector.any():
                     damaged += 1
                     continue
                 found[str(key)] = vector
         if damaged:
             warnings.warn(
                 f"embedding cache {self.path}: {damaged} stored vector(s) were damaged (wrong "
-                "length, inf or NaN); they are encoded again.",
+                "length, inf, NaN or all zeros); they are encoded again.",
                 stacklevel=2,
             )
         return found
@@ -298,7 +302,8 @@ class EmbeddingCache:
                 for key, seconds in self._query(
                     f"SELECT key, seconds FROM cost WHERE key IN ({marks})", chunk
                 ):
-                    if isinstance(seconds, float) and seconds >= 0:
+                    # a plausible cost only: 1e308 s would make evaluation_time inf
+                    if isinstance(seconds, float) and 0 <= seconds < MAX_SECONDS_PER_TEXT:
                         found[str(key)] = seconds
         except ChemtebError:
             return found  # a read-only cache from before costs were recorded: no cost table

@@ -90,6 +90,7 @@ class EmbeddingEngine:
         self.batch_size = batch_size
         self.progress = progress
         self.stats = EncodeStats()
+        self.redo_seconds = 0.0  # spent in embed() re-encoding damaged cache rows
         self._memory: dict[str, NDArray[np.float32]] = {}
         # Seconds each text's encoding cost: its batch's time shared evenly among the batch's
         # texts (batches are length-sorted, so a batch's texts are of similar length).
@@ -251,5 +252,9 @@ class EmbeddingEngine:
             with tqdm(total=len(redo), disable=True) as bar:
                 vectors, seconds = self._encode(redo, unique, bar)
             self._store(redo, vectors, seconds, replace=True)
+            # counted as hits by prefetch, encoded after all: the counts and the caller's
+            # timing (scoring time excludes this encoding, which the vectors' costs carry)
+            self.stats.cache_hits -= len(redo)
+            self.redo_seconds += float(sum(seconds))
             have.update(zip(redo, vectors, strict=True))
         return np.stack([have[k] for k in keys])

@@ -96,7 +96,7 @@ class SentenceTransformerEncoder:
             or self.model.get_sentence_embedding_dimension
         )
         self.meta = ModelMeta(
-            name=Path(name).name if Path(name).is_dir() else name,
+            name=Path(name).resolve().name if Path(name).is_dir() else name,
             revision=revision or known_revision,
             n_parameters=int(n_params),
             embedding_dim=int(dim()),

@@ -28,7 +28,7 @@ class Model2VecEncoder:
         self.model: Any = StaticModel.from_pretrained(name)
         vectors = getattr(self.model, "embedding", None)
         self.meta = ModelMeta(
-            name=Path(name).name if Path(name).is_dir() else name,
+            name=Path(name).resolve().name if Path(name).is_dir() else name,
             revision=None,
             n_parameters=int(np.asarray(vectors).size) if vectors is not None else None,
             embedding_dim=int(self.model.dim),

@@ -9,6 +9,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from chemteb_eval.errors import ChemtebError
+
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .sentence_transformers import resolve
@@ -44,8 +46,15 @@ class TransformersEncoder:
         if pooling not in ("mean", "cls"):
             raise ValueError(f"pooling: {pooling!r}; use 'mean' or 'cls'.")
         source, known = resolve(name)
-        self.tokenizer: Any = AutoTokenizer.from_pretrained(source, revision=revision)
-        self.model: Any = AutoModel.from_pretrained(source, revision=revision).eval()
+        try:
+            self.tokenizer: Any = AutoTokenizer.from_pretrained(source, revision=revision)
+            self.model: Any = AutoModel.from_pretrained(source, revision=revision).eval()
+        except OSError as exc:  # not found, not a model folder, the Hub offline
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ChemtebError(
+                f"model {name}: could not be loaded ({first}). Check the name, or pass a local "
+                "folder."
+            ) from None
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model.to(self.device)
         self.pooling = pooling
@@ -53,7 +62,7 @@ class TransformersEncoder:
         limit = getattr(self.model.config, "max_position_embeddings", 512) or 512
         self.max_length = min(max_length or limit, limit, 512)
         self.meta = ModelMeta(
-            name=Path(name).name if Path(name).is_dir() else name,
+            name=Path(name).resolve().name if Path(name).is_dir() else name,
             revision=revision or known,
             n_parameters=int(sum(p.numel() for p in self.model.parameters())),
             embedding_dim=int(self.model.config.hidden_size),

@@ -102,10 +102,11 @@ def _task_interval(
         )
     if ev_a.n != ev_b.n:
         return None, f"different items ({ev_a.n} vs {ev_b.n})"
+    stat_b = ev_b.aligned_to(ev_a)  # B's items in A's order (retrieval: by query id)
+    if stat_b is None:
+        return None, "different items (the query ids differ)"
     return (
-        paired_statistic_bootstrap(
-            ev_a.statistic, ev_b.statistic, ev_a.n, resamples=resamples, seed=seed
-        ),
+        paired_statistic_bootstrap(ev_a.statistic, stat_b, ev_a.n, resamples=resamples, seed=seed),
         "",
     )
 

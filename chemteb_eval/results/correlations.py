@@ -203,8 +203,13 @@ def matrix_rows(matrix: Correlations, kind: str = "spearman") -> list[list[str]]
 
 
 def write_matrix(matrix: Correlations, path: Path, kind: str = "spearman") -> Path:
-    """The matrix as CSV (``matrix_rows``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        csv.writer(handle).writerows(matrix_rows(matrix, kind))
+    """The matrix as CSV (``matrix_rows``), written atomically: a symlink planted at ``path`` is
+    replaced, never followed."""
+    import io
+
+    from chemteb_eval._files import write_text_atomic
+
+    body = io.StringIO()
+    csv.writer(body).writerows(matrix_rows(matrix, kind))
+    write_text_atomic(path, body.getvalue())
     return path

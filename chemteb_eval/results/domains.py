@@ -88,7 +88,9 @@ def read_mteb_csv(path: str | Path) -> MtebScores:
     row per model and task; a row that is short, over-long, or not a score in 0-1 is an error
     naming its line."""
     out = MtebScores()
-    with Path(path).open(encoding="utf-8", newline="") as handle:
+    seen: dict[tuple[str, str], tuple[int, float]] = {}  # (model, task) -> (line, score)
+    types: dict[str, int] = {}  # task -> the line that gave its type
+    with Path(path).open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM
         rows = csv.reader(handle)
         try:
             header = next(rows, [])
@@ -98,6 +100,7 @@ def read_mteb_csv(path: str | Path) -> MtebScores:
             for row in rows:
                 try:
                     _add_csv_row(out, header, row)
+                    _check_consistent(out, header, row, rows.line_num, seen, types)
                 except ValueError as exc:
                     raise ValueError(f"{path}: line {rows.line_num}: {exc}.") from None
         except csv.Error as exc:  # e.g. a field over csv's 131,072-character limit
@@ -129,8 +132,38 @@ def _add_csv_row(out: MtebScores, header: list[str], fields: list[str]) -> None:
     except ValueError:
         raise ValueError(f"main_score {row['main_score'][:40]!r} is not a number") from None
     out.scores.setdefault(row["model_id"], {})[row["task"]] = check_mteb_score(score)
-    out.task_types[row["task"]] = row["task_type"]
+    out.task_types.setdefault(row["task"], row["task_type"])  # a conflict: _check_consistent
     out.splits[row["task"]] = row.get("split") or "test"
+
+
+def _check_consistent(
+    out: MtebScores,
+    header: list[str],
+    fields: list[str],
+    line: int,
+    seen: dict[tuple[str, str], tuple[int, float]],
+    types: dict[str, int],
+) -> None:
+    """One row that contradicts another changes everyone's numbers: a second, different score
+    for the same model and task (the last would win), or a task given another type (it would
+    move for every model). Both are refused, naming the other line."""
+    if not fields:
+        return
+    row = dict(zip(header, fields, strict=True))
+    model, task, kind = row["model_id"], row["task"], row["task_type"]
+    score = out.scores[model][task]
+    if (model, task) in seen and seen[(model, task)][1] != score:
+        raise ValueError(
+            f"a second score for {model} on {task} ({score:g}; line {seen[(model, task)][0]} "
+            f"says {seen[(model, task)][1]:g})"
+        )
+    seen.setdefault((model, task), (line, score))
+    if task in types and out.task_types.get(task) != kind:
+        raise ValueError(f"task {task} is {kind!r} here but another type on line {types[task]}")
+    types.setdefault(task, line)
+    spelled = {k.lower(): k for k in DOMAIN_TYPES}.get(kind.lower())
+    if spelled is not None and spelled != kind:
+        raise ValueError(f"task_type {kind!r}: MTEB spells it {spelled!r}")
 
 
 # The English subset of a multilingual MTEB(eng, v1) task, as that benchmark selects it.
@@ -161,14 +194,19 @@ def read_mteb_folder(root: str | Path, reference: MtebScores) -> MtebScores:
             }
             subset = next((s for s in _ENGLISH_SUBSETS if s in entries), None)
             if subset is None:
+                out.skipped.append(
+                    f"{file.path}: no English subset ({', '.join(_ENGLISH_SUBSETS)}) with a "
+                    f"numeric main_score on {reference.splits.get(task, 'test')}; {task} left "
+                    f"out for {model.name}"
+                )
                 continue
             try:
                 found[task] = check_mteb_score(entries[subset].get("main_score"))
             except ValueError as exc:  # one bad file costs its task, not the comparison
                 found.pop(task, None)
                 out.skipped.append(f"{file.path}: {exc}; {task} left out for {model.name}")
-        if found:
-            out.scores[model.name] = found
+        if found:  # added to what the CSV has for the model, a file's score winning
+            out.scores.setdefault(model.name, {}).update(found)
     return out
 
 

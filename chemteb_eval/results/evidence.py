@@ -12,7 +12,9 @@ is refused with the reason; callers skip it with a notice and fall back to resam
 from __future__ import annotations
 
 import math
+import stat
 import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +48,8 @@ def read_items(
     """
     path = Path(path)
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would hang, /dev/zero never end
+            raise ValueError("not a regular file")
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
             _check_sizes(infos, MAX_ITEMS_BYTES if max_bytes is None else max_bytes)
@@ -56,6 +60,11 @@ def read_items(
                     out.setdefault((split, subset), {})[name] = _read_array(member, info)
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
         raise ValueError(f"{path}: not a readable items file ({exc})") from None
+    except (zlib.error, RuntimeError, NotImplementedError) as exc:
+        # a damaged deflate stream, an "encrypted" flag, an unknown compression method
+        raise ValueError(
+            f"{path}: not a readable items file ({type(exc).__name__}: {exc})"
+        ) from None
     return out
 
 
@@ -106,6 +115,23 @@ class Evidence:
     items: Mapping[str, NDArray[Any]]
     statistic: Callable[[NDArray[np.int64]], float]
     n: int
+    ids: tuple[str, ...] | None = None  # what each item is (retrieval's query ids), if known
+
+    def aligned_to(self, reference: Evidence) -> Callable[[NDArray[np.int64]], float] | None:
+        """This statistic indexed by ``reference``'s item positions, so that a resample draws
+        the same items for both: the same order as it is, another order of the same ids
+        re-indexed, ``None`` for other items (or counts that differ). Without ids on both
+        sides, the row order is taken as the pairing (the run writes items in data order)."""
+        if self.n != reference.n:
+            return None
+        if self.ids is None or reference.ids is None or self.ids == reference.ids:
+            return self.statistic
+        position = {item: i for i, item in enumerate(self.ids)}
+        if len(position) != self.n or set(position) != set(reference.ids):
+            return None
+        order = np.array([position[item] for item in reference.ids], dtype=np.int64)
+        statistic = self.statistic
+        return lambda idx: statistic(order[idx])
 
 
 def check_evidence(task_type: str, items: Mapping[str, Any], key: str, score: float) -> Evidence:
@@ -133,7 +159,9 @@ def check_evidence(task_type: str, items: Mapping[str, Any], key: str, score: fl
         raise ValueError(
             f"its items give {key} = {recomputed:.6g}, the result file says {score:.6g}"
         )
-    return Evidence(items=dict(items), statistic=statistic, n=n)
+    ids = items.get("query_ids") if task_type == "Retrieval" else None
+    known = None if ids is None else tuple(str(i) for i in np.asarray(ids).tolist())
+    return Evidence(items=dict(items), statistic=statistic, n=n, ids=known)
 
 
 def _array(items: Mapping[str, Any], name: str, ndim: int = 1) -> NDArray[Any]:

@@ -182,7 +182,9 @@ def model_facts(result: ModelResults, table: Mapping[str, Mapping[str, str]]) ->
     embedding_dim = _int_or_none(meta.get("embedding_dim", meta.get("embed_dim")))
     max_tokens = _int_or_none(meta.get("max_tokens"))
     open_weights = _bool_or_none(meta.get("open_weights")) if "open_weights" in meta else None
-    family = row.get("family") or (result.model.split("/")[0] if "/" in result.model else "other")
+    # the id's organisation; a name told apart ("final [results/final-3fa]") by its own part
+    base = re.sub(r" \[[^\]]*\]$", "", result.model)
+    family = row.get("family") or (base.split("/")[0] if "/" in base else "other")
     return ModelFacts(
         model=result.model,
         display_name=row.get("paper_name") or None,
@@ -255,6 +257,7 @@ class Leaderboard:
     efficiency: list[dict[str, Any]] = field(default_factory=list)
     scores: list[dict[str, Any]] = field(default_factory=list)  # long: model, family, type, task
     notices: list[str] = field(default_factory=list)  # skipped files, with the reason
+    notes: list[str] = field(default_factory=list)  # e.g. folders naming one model, told apart
     revision_note: str = ""
     models: list[ModelResults] = field(default_factory=list)  # those with scores, as read
 
@@ -321,6 +324,7 @@ def _add_facts(
     for m in models:
         board.facts[m.model] = model_facts(m, table)
         board.notices.extend(m.skipped)
+        board.notes.extend(n for n in m.notes if n not in board.notes)
         if m.revision_mismatches:
             mismatched.append(m.model)
     if mismatched:

@@ -43,6 +43,7 @@ class ScannedModel:
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # runs.jsonl: run id -> record
     files: list[ResultFile] = field(default_factory=list)  # oldest first
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
+    notes: list[str] = field(default_factory=list)  # what a reader should know; nothing skipped
 
 
 @dataclass
@@ -54,6 +55,7 @@ class ModelResults:
     scores: dict[str, float] = field(default_factory=dict)  # task name -> main score
     revision_mismatches: int = 0
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
+    notes: list[str] = field(default_factory=list)  # e.g. two folders naming one model
     seconds: dict[str, float] = field(default_factory=dict)  # task -> evaluation_time
     details: dict[str, dict[str, float]] = field(default_factory=dict)  # task -> DETAIL_KEYS
     files: dict[str, ResultFile] = field(default_factory=dict)  # task -> the file scored
@@ -74,7 +76,7 @@ def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
         return {}
     path = Path(path)
     table: dict[str, dict[str, str]] = {}
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM
         reader = csv.DictReader(handle)
         try:
             if "model_id" not in (reader.fieldnames or []):
@@ -202,10 +204,11 @@ def _tell_apart(scanned: list[ScannedModel]) -> None:
             continue
         for model in same:
             model.name = f"{name} [{model.folder}]"
-            others = ", ".join(str(m.folder) for m in same if m is not model)
-            model.skipped.append(
-                f"{model.folder}: names the same model ({name}) as {others}; shown as {model.name}"
-            )
+        # a note, once per group: nothing is skipped, both are shown
+        folders = ", ".join(str(m.folder) for m in same)
+        same[0].notes.append(
+            f"{folders}: each names the same model ({name}); shown as '{name} [folder]'"
+        )
 
 
 def read_results(
@@ -243,6 +246,7 @@ def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) ->
         model=source.name,
         folder=source.folder,
         skipped=list(source.skipped),
+        notes=list(source.notes),
         meta=source.meta,
         run_meta=source.run_meta,
         runs=source.runs,
@@ -450,15 +454,18 @@ def _item_resampler(models: list[ModelResults], bench: Benchmark, tasks: list[Ta
         if not _mean_of_items(task.type, key):
             continue
         stats: dict[str, Any] = {}
-        sizes = set()
+        first: Evidence | None = None
         for m in models:
             evidence = task_evidence(m, bench, task, key)
             if evidence is None:
                 break
-            stats[m.model] = evidence.statistic
-            sizes.add(evidence.n)
-        if len(stats) == len(models) and len(sizes) == 1:
-            per_task[task.name] = (sizes.pop(), stats)
+            first = first or evidence
+            statistic = evidence.aligned_to(first)  # every model's items in one order
+            if statistic is None:
+                break
+            stats[m.model] = statistic
+        if first is not None and len(stats) == len(models):
+            per_task[task.name] = (first.n, stats)
     if not per_task:
         return None
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from chemteb_eval._files import parse_json
+from chemteb_eval._files import parse_json, shared_mode
 from chemteb_eval.errors import short_repr
 from chemteb_eval.tasks import Task, list_tasks
 
@@ -216,6 +216,7 @@ def write_items(path: Path, items: Mapping[tuple[str, str], Mapping[str, Any]]) 
     try:
         with open(tmp, "wb") as handle:
             np.savez_compressed(handle, allow_pickle=False, **arrays)
+        os.chmod(tmp, shared_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

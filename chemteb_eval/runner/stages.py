@@ -227,6 +227,7 @@ def evaluate_task(
     ``items``, if given, receives each split's per-item evidence by ``(split, subset)``.
     """
     t0 = time.perf_counter()
+    redo_before = engine.redo_seconds
     encoder = context.encoder
     assert encoder is not None, "evaluate_task needs the run's encoder in its context"
     scores: dict[str, list[Any]] = {}
@@ -244,7 +245,9 @@ def evaluate_task(
             metrics["hf_subset"] = subset
             metrics["languages"] = ["eng-Latn"] if subset == "default" else []
             scores.setdefault(split, []).append(metrics)
-    score_seconds = time.perf_counter() - t0
+    # damaged cache rows re-encoded while scoring: their cost is in the vectors' costs (the
+    # encode share below), not scoring time too
+    score_seconds = time.perf_counter() - t0 - (engine.redo_seconds - redo_before)
     keys = task_keys(encoder, task, data)
     costs, hits = engine.costs(keys)
     encode_seconds = sum(costs[k] / (owners or {}).get(k, 1) for k in keys)
@@ -395,10 +398,13 @@ def local_weights(meta: ModelMeta) -> str | None:
 
 
 def results_name(meta: ModelMeta) -> str:
-    """The model's name as its results record it: a local path becomes its last part (never
-    ``..`` or an absolute path: results shared on the Hub must not carry the user's folders)."""
+    """The model's name as its results record it: for a model loaded from local files, a path
+    becomes its last part (never ``..`` or an absolute path: results shared on the Hub must not
+    carry the user's folders). Other names (Hub ids, an API's served model, which vLLM names by
+    a path) stay whole, so two of them never share a folder."""
     name = meta.name
-    if Path(name).is_absolute() or name in (".", "..") or (Path(name).exists() and "/" in name):
+    local = Path(meta.source).exists()
+    if local and (Path(name).is_absolute() or name in (".", "..") or Path(name).exists()):
         return Path(name).resolve().name or "model"
     return name
 
