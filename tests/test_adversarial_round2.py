@@ -1095,3 +1095,8 @@ def test_attack_api_model_names_keep_their_own_folders(tmp_path: Path) -> None:
         for n in ("/models/escape2", "/other/escape2", "escape2")
     }
     assert len(folders) == 3 and all(f.is_relative_to(tmp_path) for f in folders)
+
+
+def test_attack_an_empty_data_path_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code = chemteb_main(["run", "-t", "ClinicalSTS2018", "--data-path", "ClinicalSTS2018="])
+    assert code == 2 and "no folder after '='" in capsys.readouterr().err

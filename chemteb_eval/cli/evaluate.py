@@ -166,6 +166,8 @@ def _data_paths(values: list[str] | None, selected: list[Any] | None) -> dict[st
             name, folder = local[0], value
         if name in out:
             raise ValueError(f"--data-path: {name} is given twice.")
+        if not folder.strip():  # "TASK=" would read the current folder
+            raise ValueError(f"--data-path {value}: no folder after '='; pass TASK=DIR.")
         out[name] = folder
     return out
 
