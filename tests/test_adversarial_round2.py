@@ -356,6 +356,10 @@ def test_item3_mteb_csv_rows_are_checked_with_their_line(tmp_path: Path) -> None
         "org/a,TaskA,Retrieval,test,55.1": "line 3: main_score 55.1 is outside",
         "org/a,,Retrieval,test,0.5": "line 3: task is empty",
         f"org/a,{'x' * 5000},Retrieval,test,0.5": "line 3: task is 5,000 characters",
+        # found by the outside attack: rows that contradict an earlier one
+        "org/a,TaskA,Retrieval,test,0.99": "line 3: a second score for org/a on TaskA",
+        "org/b,TaskA,Clustering,test,0.5": "line 3: task TaskA is 'Clustering' here but another",
+        "org/b,TaskB,retrieval,test,0.5": "line 3: task_type 'retrieval': MTEB spells it",
         f"org/a,{'x' * 140_000},Retrieval,test,0.5": "line 3: not a readable CSV row",
     }
     for row, message in cases.items():
@@ -990,17 +994,9 @@ def test_attack_two_folders_of_one_model_are_a_note_and_keep_the_family(
     assert board.notices == [] and len(board.notes) == 1
 
 
-def test_attack_mteb_csv_rows_that_contradict_each_other(tmp_path: Path) -> None:
+def test_attack_mteb_csv_repeats_and_a_byte_order_mark(tmp_path: Path) -> None:
+    # rows that contradict each other: test_item3_mteb_csv_rows_are_checked_with_their_line
     good = "org/a,T1,Classification,test,0.5"
-    cases = {
-        "org/a,T1,Classification,test,0.99": "a second score for org/a on T1",
-        "org/b,T1,Retrieval,test,0.5": "task T1 is 'Retrieval' here but another type on line 2",
-        "org/b,T2,classification,test,0.5": "MTEB spells it 'Classification'",
-    }
-    for row, message in cases.items():
-        path = _mteb_csv(tmp_path / "m.csv", [good, row])
-        with pytest.raises(ValueError, match=message):
-            read_mteb_csv(path)
     same = _mteb_csv(tmp_path / "m.csv", [good, good])  # a repeated identical row is harmless
     assert read_mteb_csv(same).scores == {"org/a": {"T1": 0.5}}
     bom = tmp_path / "bom.csv"
