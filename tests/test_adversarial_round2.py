@@ -838,11 +838,13 @@ def test_found_a_malformed_model_table_is_a_notice_beside_and_an_error_by_name(
 
     table = three.parent / "paper_models.csv"
     table.write_bytes(body)
+    (three / ".cache").mkdir()  # a folder with no results, sorted first, is still no model
     with pytest.raises(ValueError, match=r"model_table: .*paper_models\.csv"):
         read_model_table(table)
-    assert chemteb_main(["rank", str(three), "-b", "PipChem"]) == 0
-    err = capsys.readouterr().err
-    assert err.count("paper_models.csv") == 1 and "Traceback" not in err
+    assert chemteb_main(["rank", str(three), "-b", "PipChem", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 3
+    assert captured.err.count("paper_models.csv") == 1 and "Traceback" not in captured.err
     state = app.build_state([three], default_benchmark="PipChem")
     assert len(state.boards["PipChem"].overall) == 3
     assert any("paper_models.csv" in n for n in state.boards["PipChem"].notices)

@@ -147,10 +147,12 @@ def scan_results(
                 raise
             table, problem = {}, f"{exc} Folder names are shown instead."  # found beside: go on
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-            unreadable: list[str] = [problem] if problem else []
+            unreadable: list[str] = []
             files = _by_mtime(folder.glob("*/*.json"), unreadable)
             if not files and not unreadable:
                 continue
+            if problem:  # told once, with the first model of the root
+                unreadable.insert(0, problem)
             model = ScannedModel(
                 folder=folder,
                 name=table.get(folder.name) or folder.name.replace("__", "/"),
@@ -172,7 +174,7 @@ def scan_results(
                     model.skipped.append(f"{path}: {exc}")
             _read_runs(folder, model)
             scanned.append(model)
-            problem = ""  # told once, with the first model of the root
+            problem = ""
     _tell_apart(scanned)
     return scanned
 
