@@ -38,19 +38,8 @@ def parse_json(data: str | bytes) -> Any:
 
 def write_json_atomic(path: Path, payload: Any) -> None:
     """Write JSON so that readers see the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, sort_keys=False, allow_nan=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, shared_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(payload, indent=2, sort_keys=False, allow_nan=False)
+    write_text_atomic(path, text + "\n")
 
 
 def shared_mode() -> int:
@@ -70,6 +59,8 @@ def write_text_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.chmod(tmp, shared_mode())
         os.replace(tmp, path)
     except BaseException:

@@ -1098,3 +1098,19 @@ def test_attack_api_model_names_keep_their_own_folders(tmp_path: Path) -> None:
 def test_attack_an_empty_data_path_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     code = chemteb_main(["run", "-t", "ClinicalSTS2018", "--data-path", "ClinicalSTS2018="])
     assert code == 2 and "no folder after '='" in capsys.readouterr().err
+
+
+def test_item4_a_folder_from_before_fingerprints_is_kept_by_its_own_model(tmp_path: Path) -> None:
+    from chemteb_eval.models.base import ModelMeta
+    from chemteb_eval.runner.stages import results_folder
+
+    source = tmp_path / "final"
+    source.mkdir()
+    meta = ModelMeta("final", None, None, 8, None, "test", str(source))
+    out = tmp_path / "results"
+    old = out / "final" / "no_revision_available"
+    old.mkdir(parents=True)  # model_meta.json as earlier versions wrote it: the absolute source
+    (old / "model_meta.json").write_text(json.dumps({"name": "final", "source": str(source)}))
+    assert results_folder(out, meta, "files:abc", lambda m: None) == old
+    other = ModelMeta("final", None, None, 8, None, "test", str(tmp_path / "elsewhere"))
+    assert results_folder(out, other, "files:def", lambda m: None) != old

@@ -432,7 +432,7 @@ def results_folder(output_dir: Path, meta: ModelMeta, weights: str | None, log: 
         return out
     alternative = model_dir(output_dir, f"{name}-{weights.split(':')[-1][:10]}", meta.revision)
     for candidate in (out, alternative):
-        owner = _folder_weights(candidate, meta)
+        owner = _folder_weights(candidate, meta, weights)
         if owner in (None, weights):
             if candidate is alternative:
                 log(
@@ -446,10 +446,10 @@ def results_folder(output_dir: Path, meta: ModelMeta, weights: str | None, log: 
     )
 
 
-def _folder_weights(folder: Path, meta: ModelMeta) -> str | None:
+def _folder_weights(folder: Path, meta: ModelMeta, weights: str) -> str | None:
     """The weights a results folder was made by: its ``model_meta.json``'s fingerprint; for a
-    folder written before fingerprints were recorded, ``"same source"`` when it names this
-    model's own source; ``None`` for a folder with no results."""
+    folder written before fingerprints were recorded, ``weights`` (this model's) when it names
+    this model's own source; ``None`` for a folder with no results."""
     path = folder / "model_meta.json"
     if not path.is_file():
         return None
@@ -457,11 +457,11 @@ def _folder_weights(folder: Path, meta: ModelMeta) -> str | None:
         recorded = read_json_object(path)
     except (OSError, ValueError):
         return "unreadable"  # never write into a folder whose owner cannot be told
-    weights = recorded.get("weights")
-    if isinstance(weights, str):
-        return weights
+    owner = recorded.get("weights")
+    if isinstance(owner, str):
+        return owner
     if recorded.get("source") == meta.source:
-        return local_weights(meta)  # an earlier version's folder of this very model
+        return weights  # an earlier version's folder of this very model
     return "unknown"
 
 
@@ -529,7 +529,8 @@ def run(
     encoder, out_dir, weights = _open(model, Path(output_dir), cache_folder, **options)
     report = RunReport(results_dir=out_dir)
     # opened first: a damaged cache stops the run before any work
-    cache = EmbeddingCache(cache_folder, **_identity(encoder, precision)) if cache_folder else None
+    identity = _identity(encoder, precision, weights)
+    cache = EmbeddingCache(cache_folder, **identity) if cache_folder else None
     state = distributed_state()
     # Under torchrun/accelerate every rank loads the data and encodes its shard; only the main
     # process scores and writes.
@@ -561,7 +562,7 @@ def run(
     return report
 
 
-def _identity(encoder: Encoder, precision: str) -> dict[str, Any]:
+def _identity(encoder: Encoder, precision: str, weights: str | None = None) -> dict[str, Any]:
     """What keys the model's embedding cache file. Vectors that other code computes for the same
     model name — ONNX Runtime (1e-7 away), its int8 export (1e-2), transformers' mean or CLS
     pooling, fp16/bf16 — get a file of their own; every other cache keeps the key it always had,
@@ -579,4 +580,6 @@ def _identity(encoder: Encoder, precision: str) -> dict[str, Any]:
         "variant": variant,
         # a text with no known word has no vector (an all-NaN row) for word-vector models only
         "nan_rows": bool(getattr(encoder, "no_vector_rows", False)),
+        # computed once per run (``local_weights``): the value the cache would compute itself
+        "fingerprint": weights,
     }
