@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS
@@ -52,8 +53,39 @@ class DirectCompute:
     ``add_batch``, evaluate's own path runs unchanged (those modules check inputs in ``add``).
     """
 
+    #: ``_compute`` parameters that the module's own ``compute`` fills in, never the caller.
+    _internal_arguments: tuple[str, ...] = ()
+    #: Arguments the module's ``compute`` takes and renames before ``_compute`` sees them.
+    _extra_arguments: tuple[str, ...] = ()
+
+    def _public_arguments(self) -> list[str]:
+        """The keyword arguments a caller may pass to ``compute``, in signature order."""
+        module: Any = self
+        names = [n for n in inspect.signature(module._compute).parameters if n != "self"]
+        public = [n for n in ("predictions", "references") if n in module._feature_names()]
+        public += [n for n in self._extra_arguments if n not in public]
+        public += [n for n in names if n not in public and n not in self._internal_arguments]
+        return public
+
+    def _check_arguments(self, kwargs: dict[str, Any]) -> None:
+        """A keyword the metric does not take is a ValueError naming it and listing those it
+        takes (evaluate itself raises a TypeError from inside ``_compute``, after writing the
+        inputs out)."""
+        public = self._public_arguments()
+        for name in kwargs:
+            if name not in public:
+                raise ValueError(
+                    f"{name}: not an argument of this metric; it takes {', '.join(public)}."
+                )
+
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
         """Compute the metric on the given inputs."""
+        self._check_arguments(kwargs)
+        return self._compute_checked(predictions, references, kwargs)
+
+    def _compute_checked(self, predictions: Any, references: Any, kwargs: dict[str, Any]) -> Any:
+        """``compute`` once the keyword names are checked (a module's own ``compute`` that adds
+        an internal argument calls this)."""
         module: Any = self
         if module.num_process != 1 or module.writer is not None:
             return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]

@@ -90,22 +90,37 @@ METRICS: tuple[MetricModule, ...] = (
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
 
 
-def protocol_defaults(func: Callable[..., Any]) -> dict[str, Any]:
-    """The keyword-only parameters of a scoring function with their defaults."""
+def keyword_defaults(func: Callable[..., Any]) -> dict[str, Any]:
+    """Every keyword-only parameter of a scoring function with its default: the protocol
+    parameters and the output switches (``return_items``).
+
+    The evaluate modules' ``_compute`` takes its defaults from here
+    (``beta=DEFAULTS["beta"]``), so a default lives in one signature, the function's.
+    """
     return {
         name: p.default
         for name, p in inspect.signature(func).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "return_items"
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
     }
 
 
-def inputs_description(func: Callable[..., Any], inputs: str, returns: str) -> str:
+def protocol_defaults(func: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword-only parameters of a scoring function with their defaults, less
+    ``return_items`` (the per-item evidence the runner keeps; not a protocol setting)."""
+    return {k: v for k, v in keyword_defaults(func).items() if k != "return_items"}
+
+
+def inputs_description(
+    func: Callable[..., Any], inputs: str, returns: str, examples: str = ""
+) -> str:
     """An evaluate ``inputs_description``: the data arguments, then the protocol parameters.
 
     Args:
         func: the scoring function the module wraps.
         inputs: one indented line per data argument of ``compute``.
         returns: the output keys.
+        examples: doctest examples (``>>>`` lines, indented by four spaces), put under an
+            ``Examples:`` heading; evaluate's module test runs them from the class docstring.
 
     Returns:
         The text evaluate shows as the module's inputs description.
@@ -114,4 +129,7 @@ def inputs_description(func: Callable[..., Any], inputs: str, returns: str) -> s
         f"    {name} (optional, default {default!r})"
         for name, default in protocol_defaults(func).items()
     )
-    return f"Args:\n{inputs.rstrip()}\nProtocol parameters (compute keyword arguments):\n{params}\nReturns:\n{returns}"
+    text = f"Args:\n{inputs.rstrip()}\nProtocol parameters (compute keyword arguments):\n{params}\nReturns:\n{returns}"
+    if examples:
+        text = f"{text.rstrip()}\nExamples:\n{examples.rstrip()}\n"
+    return text

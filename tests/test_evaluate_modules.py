@@ -188,3 +188,100 @@ def test_missing_or_misplaced_inputs(modules: dict[str, Any]) -> None:
         modules["clustering"].compute(predictions=[1, 2], references=[1, 2], embeddings=d["x"][:2])
     with pytest.raises(ValueError, match=r"references: not an input of this metric"):
         modules["retrieval"].compute(references=[1], query_ids=["q"])
+
+
+# -- compute's arguments: explicit, with the functions' defaults -------------------------------
+
+#: A module argument named other than the function's keyword.
+RENAMED = {"chembench": {"prompt_mode": "mode"}}
+
+
+@pytest.fixture(scope="module")
+def all_modules() -> dict[str, Any]:
+    from chemteb_eval.metric_docs import METRIC_NAMES
+
+    return {name: evaluate.load(str(REPO_ROOT / "metrics" / name)) for name in METRIC_NAMES}
+
+
+def test_compute_takes_every_keyword_of_the_function_with_its_default(
+    all_modules: dict[str, Any],
+) -> None:
+    import ast
+    import inspect
+
+    from chemteb_eval.metric_docs import METRICS, keyword_defaults
+
+    for metric in METRICS:
+        defaults = keyword_defaults(metric.load_function())
+        params = inspect.signature(all_modules[metric.name]._compute).parameters
+        renamed = RENAMED.get(metric.name, {})
+        taken = {renamed.get(n, n): p for n, p in params.items() if renamed.get(n, n) in defaults}
+        assert set(taken) == set(defaults), f"{metric.name}: {set(defaults) ^ set(taken)}"
+        for name, p in taken.items():
+            assert p.default is defaults[name], f"{metric.name}.{name}"
+        # ...and the module restates none: each default is written DEFAULTS["<the keyword>"].
+        tree = ast.parse((REPO_ROOT / "metrics" / metric.name / f"{metric.name}.py").read_text())
+        func = next(
+            f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "_compute"
+        )
+        args = func.args.args[len(func.args.args) - len(func.args.defaults) :]
+        written = {
+            renamed.get(a.arg, a.arg): ast.unparse(d)
+            for a, d in zip(args, func.args.defaults, strict=True)
+        }
+        for name in defaults:
+            assert written[name] == f"DEFAULTS['{name}']", f"{metric.name}: {written[name]}"
+
+
+def test_an_unknown_keyword_is_a_value_error_naming_it(all_modules: dict[str, Any]) -> None:
+    d = _data()
+    for name, module in all_modules.items():
+        with pytest.raises(
+            ValueError, match=r"^n_experimentz: not an argument of this metric; "
+        ) as err:
+            module.compute(n_experimentz=3)
+        listed = str(err.value).split("it takes ")[1].rstrip(".").split(", ")
+        assert "n_experimentz" not in listed and "aligned" not in listed, name
+        assert set(RENAMED.get(name, {})) <= set(listed), name
+    # The list is what the metric takes, in order, so a caller can correct the name.
+    with pytest.raises(
+        ValueError,
+        match=r"^seeds: not an argument of this metric; it takes references, embeddings, "
+        r"batch_size, seed, n_clusters, return_items\.$",
+    ):
+        all_modules["clustering"].compute(references=d["labels"], embeddings=d["x"], seeds=1)
+    with pytest.raises(ValueError, match=r"^mode: not an argument .*prompt_mode"):
+        all_modules["chembench"].compute(predictions=["A"], references=["{}"], mode="completion")
+    with pytest.raises(ValueError, match=r"^aligned: not an argument"):
+        all_modules["bitext_mining"].compute(
+            source_embeddings=d["x"], target_embeddings=d["y"], aligned=True
+        )
+    with pytest.raises(
+        ValueError, match=r"^betta: not an argument .*predictions, references, beta"
+    ):
+        all_modules["ner"].compute(predictions=[["O"]], references=[["O"]], betta=2.0)
+    with pytest.raises(ValueError, match=r"^oov: not an argument .*references, predictions, embed"):
+        all_modules["sts"].compute(references=[1.0, 2.0], predictions=[1.0, 2.0], oov="drop")
+    with pytest.raises(ValueError, match=r"^similarities: the same input as predictions"):
+        all_modules["sts"].compute(references=[1, 2], predictions=[1, 2], similarities=[1, 2])
+    # evaluate's own path (batches added first) names it too, instead of a TypeError.
+    module = all_modules["pair_classification"]
+    module.add_batch(references=d["labels"].tolist())
+    with pytest.raises(ValueError, match=r"^skip_tied: not an argument"):
+        module.compute(embeddings1=d["x"], embeddings2=d["y"], skip_tied=True)
+    # the refused call left the batch in place
+    assert module.compute(embeddings1=d["x"], embeddings2=d["y"]) == pytest.approx(
+        scoring.score_pair_classification(d["x"], d["y"], d["labels"])
+    )
+
+
+def test_return_items_still_reaches_the_function(all_modules: dict[str, Any]) -> None:
+    d = _data()
+    got = all_modules["clustering"].compute(
+        references=d["names"], embeddings=d["x"], return_items=True
+    )
+    want = scoring.score_clustering(d["x"], d["names"], return_items=True)
+    assert "items" in got and set(got) == set(want)
+    assert {k: v for k, v in got.items() if k != "items"} == {
+        k: v for k, v in want.items() if k != "items"
+    }

@@ -21,15 +21,38 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
     target_embeddings: (n_target, dim) embeddings of the candidate targets.
     references (optional): the gold target index of every source row; default row i -> target i.""",
     "    accuracy, precision, recall, f1, main_score (f1).",
+    """\
+    Each source's nearest target is its own row; ``BitextMining()`` stands for
+    ``evaluate.load("chemteb/bitext_mining")`` (the class is what that call instantiates; the
+    Hub is not needed to run these):
+
+    >>> metric = BitextMining()  # evaluate.load("chemteb/bitext_mining")
+    >>> src = [[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]]
+    >>> tgt = [[0.9, 0.1], [0.1, 0.9], [0.6, 0.8]]
+    >>> out = metric.compute(source_embeddings=src, target_embeddings=tgt)
+    >>> round(out["accuracy"], 4), round(out["f1"], 4)
+    (1.0, 1.0)
+
+    Gold targets given: source 0 belongs to target 2 and source 2 to target 0.
+
+    >>> out = metric.compute(source_embeddings=src, target_embeddings=tgt, references=[2, 1, 0])
+    >>> round(out["accuracy"], 4), round(out["f1"], 4)
+    (0.3333, 0.3333)
+""",
 )
+DEFAULTS = metric_docs.keyword_defaults(score_bitext_mining)
 
 
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BitextMining(DirectCompute, evaluate.Metric):
+    _internal_arguments = ("aligned",)
+
     def _info(self) -> evaluate.MetricInfo:
         return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "references", ("int64",))
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Score bitext mining; ``references`` (gold target indices) are optional.\n\n"""
+        self._check_arguments(kwargs)
         # evaluate needs one declared feature per call: without gold indices, row i -> target i.
         aligned = references is None
         if aligned:
@@ -39,12 +62,22 @@ class BitextMining(DirectCompute, evaluate.Metric):
                     "source_embeddings: missing; pass an array of shape (n_rows, dim)."
                 )
             references = list(range(len(source)))
-        return super().compute(
-            predictions=predictions, references=references, aligned=aligned, **kwargs
-        )
+        return self._compute_checked(predictions, references, {**kwargs, "aligned": aligned})
 
     def _compute(
-        self, references, source_embeddings=None, target_embeddings=None, aligned=False, **protocol
+        self,
+        references,
+        source_embeddings=None,
+        target_embeddings=None,
+        aligned=False,
+        chunk_size=DEFAULTS["chunk_size"],
+        return_items=DEFAULTS["return_items"],
     ):
         gold = None if aligned else references
-        return score_bitext_mining(source_embeddings, target_embeddings, gold, **protocol)
+        return score_bitext_mining(
+            source_embeddings,
+            target_embeddings,
+            gold,
+            chunk_size=chunk_size,
+            return_items=return_items,
+        )

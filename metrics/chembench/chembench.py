@@ -31,7 +31,46 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
     "    main_score (= fraction_correct), fraction_correct_answered, n_questions, n_correct,\n"
     "    n_refusals, n_parse_failures, n_refusal_retries, mcq_{hamming,precision,recall,f1,\n"
     "    multiple_choice_grade}, numeric_mae, by_topic, by_keyword, by_type (and details).",
+    """\
+    One multiple-choice and one numeric question; ``Chembench()`` stands for
+    ``evaluate.load("chemteb/chembench")`` (the class is what that call instantiates; the Hub
+    is not needed to run these):
+
+    >>> metric = Chembench()  # evaluate.load("chemteb/chembench")
+    >>> mcq = {
+    ...     "name": "rate",
+    ...     "keywords": ["requires-reasoning", "difficulty-basic"],
+    ...     "metrics": ["multiple_choice_grade"],
+    ...     "examples": [{
+    ...         "input": "To double the rate of radical polymerization, how must the "
+    ...         "initiator concentration change?",
+    ...         "target_scores": {"doubled": 0, "quadrupled": 1, "tripled": 0},
+    ...     }],
+    ... }
+    >>> num = {
+    ...     "name": "atoms",
+    ...     "keywords": ["requires-calculation", "difficulty-basic"],
+    ...     "metrics": ["mae"],
+    ...     "examples": [{"input": "How many atoms are in one water molecule?", "target": 3}],
+    ... }
+    >>> out = metric.compute(
+    ...     predictions=["[ANSWER]B[/ANSWER]", "[ANSWER]3[/ANSWER]"], references=[mcq, num]
+    ... )
+    >>> out["fraction_correct"], out["n_correct"], out["by_type"]["mcq"]["fraction_correct"]
+    (1.0, 2, 1.0)
+
+    Completion prompts (a leading answer is read, number words too), one refusal:
+
+    >>> out = metric.compute(
+    ...     predictions=["I cannot help with that.", "The answer is three."],
+    ...     references=[mcq, num],
+    ...     prompt_mode="completion",
+    ... )
+    >>> out["fraction_correct"], out["n_refusals"], out["fraction_correct_answered"]
+    (0.5, 1, 1.0)
+""",
 )
+DEFAULTS = metric_docs.keyword_defaults(score_chembench)
 
 
 def _as_json(question):
@@ -50,6 +89,7 @@ def _checked(predictions, references):
     return None
 
 
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Chembench(DirectCompute, evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
@@ -82,5 +122,36 @@ class Chembench(DirectCompute, evaluate.Metric):
         refs = _checked(predictions, references)
         return super().compute(predictions=predictions, references=refs, **kwargs)
 
-    def _compute(self, predictions, references, prompt_mode="instruction", **options):
-        return score_chembench(list(predictions), list(references), mode=prompt_mode, **options)
+    def _compute(
+        self,
+        predictions,
+        references,
+        prompt_mode=DEFAULTS["mode"],  # the function's `mode`
+        shuffle_seed=DEFAULTS["shuffle_seed"],
+        relative_tolerance=DEFAULTS["relative_tolerance"],
+        absolute_floor=DEFAULTS["absolute_floor"],
+        detect_refusals=DEFAULTS["detect_refusals"],
+        refusal_classifier=DEFAULTS["refusal_classifier"],
+        retry=DEFAULTS["retry"],
+        max_retries=DEFAULTS["max_retries"],
+        llm_extractor=DEFAULTS["llm_extractor"],
+        confidences=DEFAULTS["confidences"],
+        read_confidence=DEFAULTS["read_confidence"],
+        return_details=DEFAULTS["return_details"],
+    ):
+        return score_chembench(
+            list(predictions),
+            list(references),
+            mode=prompt_mode,
+            shuffle_seed=shuffle_seed,
+            relative_tolerance=relative_tolerance,
+            absolute_floor=absolute_floor,
+            detect_refusals=detect_refusals,
+            refusal_classifier=refusal_classifier,
+            retry=retry,
+            max_retries=max_retries,
+            llm_extractor=llm_extractor,
+            confidences=confidences,
+            read_confidence=read_confidence,
+            return_details=return_details,
+        )

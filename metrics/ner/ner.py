@@ -22,9 +22,29 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
     references: gold tag sequences, same shapes.""",
     "    per entity type {precision, recall, f1 (the F-beta), number}, overall_precision,\n"
     "    overall_recall, overall_f1, overall_accuracy, macro_f1, weighted_f1, main_score.",
+    """\
+    A missed Disease, and a Chemical that starts with I- after O; ``Ner()`` stands for
+    ``evaluate.load("chemteb/ner")`` (the class is what that call instantiates; the Hub is not
+    needed to run these):
+
+    >>> metric = Ner()  # evaluate.load("chemteb/ner")
+    >>> gold = [["B-Chemical", "I-Chemical", "O", "B-Disease"], ["O", "I-Chemical", "I-Chemical"]]
+    >>> pred = [["B-Chemical", "I-Chemical", "O", "O"], ["O", "I-Chemical", "I-Chemical"]]
+    >>> out = metric.compute(predictions=pred, references=gold)
+    >>> round(out["overall_f1"], 4), out["Chemical"]["number"], round(out["overall_accuracy"], 4)
+    (0.8, 2, 0.8571)
+
+    Strict IOB2 reads no entity from I- after O (one Chemical left), and beta=2 weighs recall:
+
+    >>> out = metric.compute(predictions=pred, references=gold, mode="strict", beta=2.0)
+    >>> round(out["overall_recall"], 4), round(out["overall_f1"], 4), out["Chemical"]["number"]
+    (0.5, 0.5556, 1)
+""",
 )
+DEFAULTS = metric_docs.keyword_defaults(score_ner)
 
 
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Ner(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         sequence = datasets.Sequence(datasets.Value("string"))
@@ -48,5 +68,5 @@ class Ner(DirectCompute, evaluate.Metric):
         check_sentences("references", [reference])
         return super().add(prediction=prediction, reference=reference, **kwargs)
 
-    def _compute(self, predictions, references, beta=1.0, mode=None):
+    def _compute(self, predictions, references, beta=DEFAULTS["beta"], mode=DEFAULTS["mode"]):
         return score_ner(predictions, references, beta=beta, mode=mode)

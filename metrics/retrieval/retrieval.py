@@ -21,9 +21,43 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
     corpus_ids: one id per document row.
     qrels: {query_id: {doc_id: grade}}; grade > 0 means relevant.""",
     "    {ndcg,map,recall,precision,mrr}_at_{k} for every k, main_score (ndcg_at_10).",
+    """\
+    Two queries, three documents; ``Retrieval()`` stands for
+    ``evaluate.load("chemteb/retrieval")`` (the class is what that call instantiates; the Hub is
+    not needed to run these):
+
+    >>> metric = Retrieval()  # evaluate.load("chemteb/retrieval")
+    >>> queries = [[1.0, 0.0], [0.0, 1.0]]
+    >>> docs = [[0.9, 0.1], [0.1, 0.9], [0.7, 0.7]]
+    >>> out = metric.compute(
+    ...     query_embeddings=queries,
+    ...     corpus_embeddings=docs,
+    ...     query_ids=["q1", "q2"],
+    ...     corpus_ids=["d1", "d2", "d3"],
+    ...     qrels={"q1": {"d1": 1}, "q2": {"d3": 1}},
+    ...     k_values=[1, 3],
+    ... )
+    >>> out["ndcg_at_1"], out["ndcg_at_3"], out["recall_at_3"], out["mrr_at_3"]
+    (0.5, 0.81546, 1.0, 0.75)
+
+    Integer ids and graded relevance (d3 is the better answer to query 1):
+
+    >>> out = metric.compute(
+    ...     query_embeddings=queries,
+    ...     corpus_embeddings=docs,
+    ...     query_ids=[1, 2],
+    ...     corpus_ids=[1, 2, 3],
+    ...     qrels={1: {1: 1, 3: 2}, 2: {2: 1}},
+    ...     k_values=[1, 3],
+    ... )
+    >>> out["ndcg_at_1"], out["ndcg_at_3"], out["map_at_3"]
+    (0.75, 0.92986, 1.0)
+""",
 )
+DEFAULTS = metric_docs.keyword_defaults(score_retrieval)
 
 
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Retrieval(DirectCompute, evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "query_ids", ("string", "int64"))
@@ -35,8 +69,19 @@ class Retrieval(DirectCompute, evaluate.Metric):
         corpus_embeddings=None,
         corpus_ids=None,
         qrels=None,
-        **protocol,
+        k_values=DEFAULTS["k_values"],
+        decimals=DEFAULTS["decimals"],
+        chunk_size=DEFAULTS["chunk_size"],
+        return_items=DEFAULTS["return_items"],
     ):
         return score_retrieval(
-            query_embeddings, corpus_embeddings, query_ids, corpus_ids, qrels, **protocol
+            query_embeddings,
+            corpus_embeddings,
+            query_ids,
+            corpus_ids,
+            qrels,
+            k_values=k_values,
+            decimals=decimals,
+            chunk_size=chunk_size,
+            return_items=return_items,
         )
