@@ -245,6 +245,7 @@ def _pct(share: float) -> str:
 
 def _model_table(labels: list[str]) -> None:
     from chemteb_eval.results.ranking import rank_models, read_results
+    from chemteb_eval.results.runs import run_record
     from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
     bench = get_benchmark("SciEmbed")
@@ -281,8 +282,8 @@ def _model_table(labels: list[str]) -> None:
     lines.append("| **mean over tasks** | | " + " | ".join(f"**{v:.4f}**" for v in overall) + " |")
     runs = []
     for n in range(len(labels)):
-        (meta,) = RESULTS.glob(f"{n}/*/*/run_meta.json")
-        recorded = json.loads(meta.read_text())
+        (log,) = RESULTS.glob(f"{n}/*/*/runs.jsonl")
+        recorded = run_record(log.parent)
         hits = recorded["encoding"]["cache_hits"]
         runs.append(f"{recorded['seconds']:.0f}" + (f" ({hits:,} cached)" if hits else ""))
     lines.append("| run time, s (2 cores, cold) | | " + " | ".join(runs) + " |")

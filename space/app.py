@@ -548,7 +548,7 @@ scoring them (chemteb-eval's runs record each vector's encoding cost in their ca
 served from the cache reports what encoding cost, and split the cost of a text several tasks share
 between them; earlier chemteb-eval files that timed scoring alone are left out). Speeds are only
 comparable on the same machine: the plot has one panel per hardware (the paper's files: one V100;
-our runs: the GPU or CPU model that `run_meta.json` records), each with its own Pareto front. API
+our runs: the GPU or CPU model that the run's record in `runs.jsonl` names), each with its own Pareto front. API
 models' times are network calls.
 
 ### ChemTEB vs MTEB, and the correlations

@@ -34,6 +34,7 @@ from chemteb_eval.results.domains import (
 from chemteb_eval.results.evidence import check_evidence, read_items
 from chemteb_eval.results.io import model_dir
 from chemteb_eval.results.ranking import rank_uncertainty, read_results, task_interval
+from chemteb_eval.results.runs import run_record
 from chemteb_eval.results.schema import write_items
 from chemteb_eval.scoring.uncertainty import min_tasks_for, sign_flip_test
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark, main_score
@@ -563,10 +564,12 @@ def test_item6_every_run_is_recorded_and_each_file_names_its_run(
     out = tmp_path / "results"
     model = _local_model(tmp_path / "m", 4)
     first = _run(model, out, batch_size=4)
-    meta_before = (first.results_dir / "run_meta.json").read_text()
+    meta_before = run_record(first.results_dir)
     second = _run(model, out, batch_size=16)  # finds everything done
     assert set(second.statuses.values()) == {"skipped"}
-    assert (first.results_dir / "run_meta.json").read_text() == meta_before  # not rewritten
+    assert (
+        run_record(first.results_dir) == meta_before
+    )  # not the record of the run that did nothing
     runs = [
         json.loads(line) for line in (first.results_dir / "runs.jsonl").read_text().splitlines()
     ]

@@ -23,6 +23,7 @@ from chemteb_eval.engine.encode import EmbeddingEngine, token_budget_batches
 from chemteb_eval.errors import MissingExtraError
 from chemteb_eval.models import DEFAULT_RUNTIME, RUNTIMES, load_encoder
 from chemteb_eval.models.base import ModelMeta
+from chemteb_eval.results.runs import run_record
 
 TEXTS = [
     "CC(=O)OC1=CC=CC=C1C(=O)O",
@@ -317,7 +318,7 @@ def test_a_run_records_the_backend_that_ran(small_suite: Path, tmp_path: Path) -
             log=lambda _: None,
         )
         meta = json.loads((report.results_dir / "model_meta.json").read_text())
-        run_meta = json.loads((report.results_dir / "run_meta.json").read_text())
+        run_meta = run_record(report.results_dir)
         framework = "onnxruntime" if backend == "onnx" else "sentence-transformers"
         assert meta["framework"] == framework == run_meta["settings"]["backend"]
         assert run_meta["settings"]["requested_backend"] == backend

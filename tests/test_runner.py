@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from chemteb_eval.results.runs import run_record
 from chemteb_eval.runner import run
 from chemteb_eval.tasks import Task, benchmark_tasks
 
@@ -35,7 +36,8 @@ def test_run_writes_mteb_layout_and_skips_finished(small_suite: Path, tmp_path: 
     assert result["task_name"] == "PipChemWikiRetrieval"
     entry = result["scores"]["test"][0]
     assert entry["main_score"] == entry["ndcg_at_10"] and entry["hf_subset"] == "default"
-    assert {"model_meta.json", "run_meta.json"} <= {p.name for p in folder.iterdir()}
+    assert {"model_meta.json", "runs.jsonl"} <= {p.name for p in folder.iterdir()}
+    assert "run_meta.json" not in {p.name for p in folder.iterdir()}  # MTEB reads every .json
     enc = report.encoding
     assert enc["unique"] <= enc["requested"] and enc["encoded"] == enc["unique"]
 
@@ -84,7 +86,7 @@ def test_a_failing_task_is_recorded_and_the_run_goes_on(small_suite: Path, tmp_p
         constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = saved
     assert report.statuses == {"Missing": "failed", good.name: "done"}
     assert "nobody/nothing" in report.errors["Missing"]
-    meta = json.loads((report.results_dir / "run_meta.json").read_text())
+    meta = run_record(report.results_dir)
     assert meta["tasks"]["Missing"] == "failed"
 
 
@@ -217,9 +219,7 @@ def test_ctrl_c_keeps_the_finished_blocks_and_run_meta(small_suite: Path, tmp_pa
             progress=False,
             log=lambda m: None,
         )
-    meta = json.loads(
-        (tmp_path / "a" / "test__hashing-trigrams" / ("1" * 40) / "run_meta.json").read_text()
-    )
+    meta = run_record(tmp_path / "a" / "test__hashing-trigrams" / ("1" * 40))
     assert meta["encoding"]["encoded"] >= 512
     resumed = run(
         HashingEncoder(),

@@ -81,4 +81,13 @@ def test_torchrun_matches_one_process(nproc: int, env: dict[str, str], tmp_path:
     ref, got = _vectors(tmp_path / "single" / "cache"), _vectors(tmp_path / "sharded" / "cache")
     assert got.keys() == ref.keys() and all(got[k] == ref[k] for k in ref)
     # Only the main process wrote results.
-    assert len(list((tmp_path / "sharded" / "out").rglob("*.json"))) == 9
+    # (7 tasks and model_meta.json; the run's record is one line of runs.jsonl, not a .json)
+    assert len(list((tmp_path / "sharded" / "out").rglob("*.json"))) == 8
+    (log,) = (tmp_path / "sharded" / "out").rglob("runs.jsonl")
+    assert len(log.read_text().splitlines()) == 1
+    # and MTEB's loaders read the sharded run's folder with our values
+    from .test_mteb_interop import assert_mteb_reads_ours
+
+    (tmp_path / "mteb").mkdir()
+    (tmp_path / "mteb" / "results").symlink_to(tmp_path / "sharded" / "out")
+    assert_mteb_reads_ours(tmp_path / "mteb")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from chemteb_eval.results.runs import run_record
 from chemteb_eval.runner import run
 from chemteb_eval.tasks import get_task
 
@@ -49,9 +50,7 @@ def test_cold_and_warm_runs_report_the_same_time(small_suite: Path, tmp_path: Pa
     # A text two tasks embed is paid for once: the tasks' shares add up to the run's encoding.
     shares = sum(float(cold_files[n]["encode_seconds"]) for n in TASKS)
     assert shares == pytest.approx(cold.encoding["seconds"], rel=0.05)
-    meta = json.loads(
-        (tmp_path / "test__hashing-trigrams" / ("1" * 40) / "run_meta.json").read_text()
-    )
+    meta = run_record(tmp_path / "test__hashing-trigrams" / ("1" * 40))
     assert meta["settings"]["batch_size"] == 16 and meta["settings"]["backend"] == "test"
     assert meta["hardware"]["cpus"] >= 1 and meta["hardware"]["cpu"]
     assert "texts_per_second" in meta["encoding"] and "gpu_count" in meta["hardware"]

@@ -79,13 +79,32 @@ def add_push_results(sub: Subparsers) -> None:
     push.add_argument("--repo-id", required=True, help="the model repo, org/name")
     push.add_argument("--create-pr", action="store_true", help="open a pull request")
     push.add_argument("--dry-run", action="store_true", help="print the card diff, change nothing")
+    push.add_argument(
+        "--benchmark-repo",
+        action="append",
+        default=[],
+        metavar="BENCHMARK=ORG/NAME",
+        help="file a complete benchmark's mean under this Hub dataset (.eval_results/<benchmark>.yaml)",
+    )
     push.set_defaults(func=_cmd_push_results)
 
 
 def _cmd_push_results(args: argparse.Namespace) -> int:
     from chemteb_eval.hub import push_results
 
-    push_results(args.results, args.repo_id, create_pr=args.create_pr, dry_run=args.dry_run)
+    repos = {}
+    for pair in args.benchmark_repo:
+        name, sep, repo = pair.partition("=")
+        if not sep or not name or not repo:
+            raise ValueError(f"--benchmark-repo: {pair!r} is not BENCHMARK=ORG/NAME.")
+        repos[name] = repo
+    push_results(
+        args.results,
+        args.repo_id,
+        create_pr=args.create_pr,
+        dry_run=args.dry_run,
+        benchmark_repos=repos,
+    )
     return 0
 
 

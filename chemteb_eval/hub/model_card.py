@@ -19,8 +19,17 @@ from typing import TYPE_CHECKING, Any
 from chemteb_eval import __version__
 from chemteb_eval.errors import short_repr
 from chemteb_eval.results.ranking import DETAIL_KEYS
+from chemteb_eval.results.runs import LEGACY_RUN_META, read_runs
 from chemteb_eval.results.schema import ResultFile, match_task
-from chemteb_eval.tasks import KINDS, Task
+from chemteb_eval.tasks import (
+    BENCHMARKS,
+    KINDS,
+    Benchmark,
+    Task,
+    benchmark_tasks,
+    eval_splits,
+    main_score,
+)
 
 from ._errors import HubUnreachableError, hub_errors, require_token
 from ._repo import check_repo_id
@@ -33,16 +42,18 @@ __all__ = [
     "CardMergeError",
     "PushReport",
     "TaskResult",
+    "benchmark_means",
     "card_with_results",
     "eval_result_files",
     "eval_results",
     "find_task_results",
+    "project_url",
     "push_results",
 ]
 
 # MTEB's map from its task types to the Hub's task categories (TaskMetadata._hf_task_type).
 HF_TASK_TYPES = {name: k.hf_task for name, k in KINDS.items()}
-_SKIP = {"model_meta.json", "run_meta.json"}
+_SKIP = {"model_meta.json", LEGACY_RUN_META}
 
 
 @dataclass(frozen=True)
@@ -170,18 +181,33 @@ def eval_results(results: Iterable[TaskResult]) -> list[EvalResult]:
     return out
 
 
-def eval_result_files(results: Iterable[TaskResult]) -> dict[str, str]:
+def eval_result_files(
+    results: Iterable[TaskResult],
+    *,
+    benchmark_repos: Mapping[str, str] | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, str]:
     """``.eval_results/<Task>.yaml`` files (huggingface_hub's ``EvalResultEntry`` format), as
     MTEB pushes them: one entry per split and subset (main score x 100, 5 decimals) and the
-    task's overall score (their mean) when every split of the file has a subset."""
+    task's overall score (their mean) when every split of the file has a subset. Each entry
+    names its ``source`` (chemteb-eval, with a link) and its ``date`` (when the run that wrote
+    the file finished, from ``runs.jsonl``; an MTEB file's own ``date``; none when unknown, so
+    the Hub shows the commit's time). A benchmark with every one of its tasks here gets
+    ``.eval_results/<benchmark>.yaml``, its mean over tasks, as MTEB's ``push_eval_results``
+    writes one — when it has a Hub dataset (``benchmark_repos``: name -> repo) to file it under.
+    """
     import yaml
     from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
+    results = list(results)
     files = {}
     notes = f"Obtained using chemteb-eval v{__version__}"
+    source = {"source_url": project_url(), "source_name": f"chemteb-eval v{__version__}"}
+    dates = _RunDates()
     for result in results:
         task = result.task
         revision = result.revision
+        date = dates.of(result.file)
         entries, scores = [], []
         for split, subset, entry in result.file.entries():
             scores.append(float(entry["main_score"]))
@@ -191,7 +217,9 @@ def eval_result_files(results: Iterable[TaskResult]) -> dict[str, str]:
                     task_id=f"{task.name}_{subset}_{split}",
                     value=round(float(entry["main_score"]) * 100, 5),
                     dataset_revision=revision,
+                    date=date,
                     notes=notes,
+                    **source,
                 )
             )
         if not entries:
@@ -202,13 +230,121 @@ def eval_result_files(results: Iterable[TaskResult]) -> dict[str, str]:
                 task_id=task.name,
                 value=round(sum(scores) / len(scores) * 100, 5),
                 dataset_revision=revision,
+                date=date,
                 notes=notes,
+                **source,
             )
         )
         files[f".eval_results/{task.name}.yaml"] = yaml.safe_dump(
             eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True
         )
+    for bench, mean, date in benchmark_means(results):
+        repo = (benchmark_repos or {}).get(bench.name) or bench.hub_repo
+        if repo is None:
+            log(
+                f"{bench.name}: all {len(bench.tasks)} tasks are here, but the benchmark has no "
+                f"dataset on the Hub to file its mean under; pass --benchmark-repo "
+                f"'{bench.name}=ORG/NAME' to add .eval_results/{bench.name}.yaml"
+            )
+            continue
+        overall = EvalResultEntry(
+            dataset_id=repo,
+            task_id=bench.name,
+            value=round(mean * 100, 5),
+            date=date,
+            notes=f"Mean over the {len(bench.tasks)} tasks' main scores; {notes}",
+            **source,
+        )
+        files[f".eval_results/{bench.name}.yaml"] = yaml.safe_dump(
+            eval_result_entries_to_yaml([overall]), sort_keys=False, allow_unicode=True
+        )
     return files
+
+
+def benchmark_means(results: Iterable[TaskResult]) -> list[tuple[Benchmark, float, str | None]]:
+    """Each registered benchmark all of whose tasks are among ``results`` (by name, on every
+    split the benchmark scores): its mean over tasks of the benchmark's main scores, and the
+    newest of the files' dates (``None`` if any is unknown)."""
+    by_name = {r.task.name: r for r in results}
+    dates = _RunDates()
+    out = []
+    for bench in BENCHMARKS.values():
+        if not all(name in by_name for name in bench.tasks):
+            continue
+        values, when = [], []
+        for task in benchmark_tasks(bench):
+            file = by_name[task.name].file
+            try:
+                value = file.score(
+                    main_score(bench, task), eval_splits(bench, task), task.subset_weight_key
+                )
+            except ValueError:
+                value = None
+            if value is None:
+                break
+            values.append(value)
+            when.append(dates.of(file))
+        else:
+            newest = None if None in when else max(w for w in when if w is not None)
+            out.append((bench, sum(values) / len(values), newest))
+    return out
+
+
+def project_url() -> str:
+    """chemteb-eval's home page, as the installed package's metadata names it (pyproject's
+    ``[project.urls] Homepage``)."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        for entry in metadata("chemteb-eval").get_all("Project-URL") or []:
+            label, _, url = entry.partition(",")
+            if label.strip().lower() == "homepage" and url.strip():
+                return str(url.strip())
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        pass
+    return _HOMEPAGE
+
+
+_HOMEPAGE = "https://huggingface.co/chemteb"  # the same as pyproject's, for uninstalled trees
+
+
+class _RunDates:
+    """When each result file was made, as an ISO-8601 UTC time (``2026-12-01T12:00:00Z``): the
+    ``finished`` of the run that wrote it (``chemteb_run_id`` in ``runs.jsonl`` beside it), or
+    the file's own ``date`` (MTEB 2's files: a POSIX time or an ISO string). Untrusted values
+    that are not a time are dropped, never passed on."""
+
+    def __init__(self) -> None:
+        self._runs: dict[Path, dict[Any, dict[str, Any]]] = {}
+
+    def of(self, file: ResultFile) -> str | None:
+        run_id = file.extra.get("chemteb_run_id")
+        if isinstance(run_id, str) and file.path is not None:
+            folder = file.path.parent
+            if folder not in self._runs:
+                records, _ = read_runs(folder)
+                self._runs[folder] = {r.get("run_id"): r for r in records}
+            found = _iso_time(self._runs[folder].get(run_id, {}).get("finished"))
+            if found is not None:
+                return found
+        return _iso_time(file.extra.get("date"))
+
+
+def _iso_time(value: Any) -> str | None:
+    from datetime import datetime, timezone
+
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            moment = datetime.fromtimestamp(value, tz=timezone.utc)
+        elif isinstance(value, str) and len(value) <= 64:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    if moment.tzinfo is None:  # a naive time: the writer's clock, zone unknown; read as UTC
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # What a writer meant as front matter though the Hub's pattern (huggingface_hub's
@@ -706,6 +842,7 @@ def push_results(
     *,
     create_pr: bool = False,
     dry_run: bool = False,
+    benchmark_repos: Mapping[str, str] | None = None,
     log: Callable[[str], None] = print,
 ) -> PushReport:
     """Add a model's ChemTEB scores to its model card (and ``.eval_results/``) on the Hub.
@@ -717,6 +854,9 @@ def push_results(
         create_pr: open a pull request instead of committing to ``main``.
         dry_run: print the card diff and the files that would change; change nothing. With the
             Hub unreachable it shows the card a repo without one would get.
+        benchmark_repos: benchmark name -> the Hub dataset its overall score is filed under
+            (``.eval_results/<benchmark>.yaml``, written when all its tasks are present);
+            default the registry's (none of ChemTEB's benchmarks has one yet).
         log: where progress lines go.
 
     Returns:
@@ -729,7 +869,13 @@ def push_results(
     if not found:
         raise ValueError(f"results: no result file under {results} has a task on the Hub.")
     report = PushReport(repo_id=repo_id)
-    files = eval_result_files(found)
+    for name, repo in (benchmark_repos or {}).items():
+        if name not in BENCHMARKS:
+            raise ValueError(
+                f"--benchmark-repo: {name!r} is not a benchmark; use one of {', '.join(BENCHMARKS)}."
+            )
+        check_repo_id(repo, "--benchmark-repo")
+    files = eval_result_files(found, benchmark_repos=benchmark_repos, log=log)
     old_card, remote, read = _read_remote(repo_id, files, dry_run=dry_run, log=log)
     try:
         new_card = card_with_results(

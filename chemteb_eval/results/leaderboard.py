@@ -160,7 +160,8 @@ def _hardware(result: ModelResults) -> str | None:
 
 def task_hardware(result: ModelResults, task: str) -> str | None:
     """The hardware that timed ``task``'s file: its run's record (``chemteb_run_id`` ->
-    ``runs.jsonl``); for files from before runs were logged, the folder's ``run_meta.json``."""
+    ``runs.jsonl``); for files from before runs were logged, the folder's latest record
+    (``results.runs.latest_run``, or its legacy ``run_meta.json``)."""
     file = result.files.get(task)
     run_id = file.extra.get("chemteb_run_id") if file is not None else None
     record = result.runs.get(run_id) if isinstance(run_id, str) else None

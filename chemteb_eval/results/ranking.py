@@ -14,6 +14,7 @@ from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, ma
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
 from .evidence import Evidence
+from .runs import LEGACY_RUN_META, RUNS_FILE, latest_run, read_runs
 from .schema import ResultFile, match_task, read_json_object
 
 __all__ = [
@@ -39,7 +40,7 @@ class ScannedModel:
     folder: Path
     name: str
     meta: dict[str, Any] = field(default_factory=dict)  # model_meta.json, if any
-    run_meta: dict[str, Any] = field(default_factory=dict)  # the newest run_meta.json, if any
+    run_meta: dict[str, Any] = field(default_factory=dict)  # the newest folder's latest_run
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # runs.jsonl: run id -> record
     files: list[ResultFile] = field(default_factory=list)  # oldest first
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
@@ -148,7 +149,9 @@ def scan_results(
             table, problem = {}, f"{exc} Folder names are shown instead."  # found beside: go on
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
             unreadable: list[str] = []
-            files = _by_mtime(folder.glob("*/*.json"), unreadable)
+            # run records (a legacy run_meta.json too) are _read_runs's
+            found = (p for p in folder.glob("*/*.json") if p.name != LEGACY_RUN_META)
+            files = _by_mtime(found, unreadable)
             if not files and not unreadable:
                 continue
             if problem:  # told once, with the first model of the root
@@ -166,8 +169,6 @@ def scan_results(
                         name = payload.get("name")
                         if isinstance(name, str) and name:
                             model.name = name
-                    elif path.name == "run_meta.json":
-                        model.run_meta = payload
                     else:
                         model.files.append(ResultFile.from_dict(payload, path))
                 except (OSError, ValueError) as exc:
@@ -180,19 +181,21 @@ def scan_results(
 
 
 def _read_runs(folder: Path, model: ScannedModel) -> None:
-    """Every run's record (``runs.jsonl`` in each revision folder), by run id."""
-    from chemteb_eval._files import read_json_lines
-
-    for path in sorted(folder.glob("*/runs.jsonl")):
-        try:
-            records, bad = read_json_lines(path)
-        except (OSError, ValueError) as exc:
-            model.skipped.append(f"{path}: {exc}")
+    """Every run's record (``runs.jsonl`` in each revision folder, or a legacy
+    ``run_meta.json``), by run id; ``run_meta``, the newest folder's ``latest_run``."""
+    logs = [*folder.glob(f"*/{RUNS_FILE}"), *folder.glob(f"*/{LEGACY_RUN_META}")]
+    seen: set[Path] = set()
+    for path in _by_mtime(logs, model.skipped):
+        if path.parent in seen:
             continue
-        model.skipped.extend(bad)
+        seen.add(path.parent)
+        records, problems = read_runs(path.parent)
+        model.skipped.extend(problems)
         for record in records:
-            if isinstance(record, dict) and isinstance(record.get("run_id"), str):
+            if isinstance(record.get("run_id"), str):
                 model.runs[record["run_id"]] = record
+        if records:
+            model.run_meta = latest_run(records)
 
 
 def _tell_apart(scanned: list[ScannedModel]) -> None:

@@ -1,5 +1,5 @@
 """One benchmark run in named stages: select → pending → load → requests → encode → evaluate each
-task → write run_meta.
+task → write the run's record (runs.jsonl).
 
 All texts of all selected tasks are collected first and each unique (prompt, text) is encoded
 once; tasks are then scored one by one and each result is written atomically as soon as it is
@@ -23,6 +23,7 @@ from typing import Any
 from chemteb_eval import __version__
 from chemteb_eval._files import append_json_line
 from chemteb_eval.data import cache_root, load_task
+from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.data.loader import user_copy
 from chemteb_eval.data.pipchem import PIPCHEM_NEEDS
 from chemteb_eval.data.types import TaskData
@@ -34,7 +35,8 @@ from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.base import Encoder, ModelMeta
 from chemteb_eval.models.fingerprint import model_fingerprint
 from chemteb_eval.models.spec import parse_model_spec
-from chemteb_eval.results.io import model_dir, write_json_atomic
+from chemteb_eval.results.io import NO_REVISION, model_dir, write_json_atomic
+from chemteb_eval.results.runs import RUNS_FILE, migrate_run_meta
 from chemteb_eval.results.schema import ResultFile, items_path, read_json_object, write_items
 from chemteb_eval.scoring._validation import check_beta
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
@@ -254,7 +256,8 @@ def evaluate_task(
     return ResultFile(
         task_name=task.name,
         scores=scores,
-        dataset_revision=task.revision,
+        # a local task (no Hub commit) names its data by content, so results of other data differ
+        dataset_revision=task.revision or data_fingerprint(data),
         evaluation_time=encode_seconds + score_seconds,
         extra={
             "mteb_version": None,
@@ -338,18 +341,16 @@ def _hardware() -> dict[str, Any]:
     return info
 
 
-RUNS_FILE = "runs.jsonl"  # every run's record, one JSON line each (MTEB's glob skips .jsonl)
-
-
-def write_run_meta(
+def write_run_record(
     out_dir: Path, plan: Plan, report: RunReport, settings: Mapping[str, Any]
 ) -> None:
     """Record the run: hardware, settings (batch size, precision, backend), encoding statistics
     and throughput (texts/s, tokens/s), per-task status and errors.
 
     Every run's record is appended to ``runs.jsonl`` (so an earlier run's GPU and its timings
-    are never lost; result files name their run by ``chemteb_run_id``). ``run_meta.json`` holds
-    the latest run that scored a task: a rerun that only found cached results leaves it."""
+    are never lost; result files name their run by ``chemteb_run_id``); ``results.runs`` reads
+    them back. A folder's legacy ``run_meta.json`` is first moved into it, so that MTEB's
+    loaders, which take every ``.json`` there for a task result, read the folder."""
     record = {
         "run_id": report.run_id,
         "chemteb_eval_version": __version__,
@@ -362,10 +363,8 @@ def write_run_meta(
         "tasks": report.statuses,
         "errors": report.errors,
     }
+    migrate_run_meta(out_dir)
     append_json_line(out_dir / RUNS_FILE, record)
-    scored = any(status == "done" for status in report.statuses.values())
-    if scored or not (out_dir / "run_meta.json").exists():
-        write_json_atomic(out_dir / "run_meta.json", record)
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -414,6 +413,8 @@ def recorded_meta(meta: ModelMeta, weights: str | None) -> dict[str, Any]:
     fingerprint, which ``results_folder`` reads to keep other weights out of the folder."""
     out = meta.to_dict()
     out["name"] = results_name(meta)
+    # MTEB's loaders take the revision from here: a string, as MTEB writes for an unknown one
+    out["revision"] = meta.revision or NO_REVISION
     if Path(meta.source).exists():
         out["source"] = "local:" + Path(meta.source).resolve().name
     if weights is not None:
@@ -497,7 +498,7 @@ def run(
         precision: float32, or float16/bfloat16 on CUDA.
         api_base: the API root for ``openai:`` models.
         backend: how a plain model name runs (``auto``, ``torch``, ``onnx``, ``onnx-int8``;
-            see ``load_encoder``); what ran is recorded in model_meta.json and run_meta.json.
+            see ``load_encoder``); what ran is recorded in model_meta.json and runs.jsonl.
         overwrite: rerun tasks whose result file exists.
         cache_dir: the embedding cache folder (default ``~/.cache/chemteb/embeddings``).
         use_cache: keep embeddings on disk and reuse them across runs.
@@ -558,7 +559,7 @@ def run(
                 "beta": beta,
                 "requested_backend": backend if isinstance(model, str) else None,
             }
-            write_run_meta(out_dir, plan, report, settings)
+            write_run_record(out_dir, plan, report, settings)
     return report
 
 

@@ -22,6 +22,9 @@ BUILDERS: tuple[Builder, ...] = ("pipchem", "shared", "local")
 # The probe options a classification task's record may set (``score_classification``'s).
 PROBE_OPTIONS = frozenset({"full_train", "n_experiments", "samples_per_label", "max_iter"})
 _REVISION = re.compile(r"^[0-9a-f]{40}$")
+#: How a task built locally names its data in result files: a content fingerprint
+#: (``chemteb_eval.data.fingerprint``), never a 40-hex commit, so it cannot pass for one.
+LOCAL_REVISION_PREFIX = "sha256:"
 
 
 def _frozen_map(value: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -168,11 +171,14 @@ class Task:
         Returns:
             ``"pinned"`` (the registry's revision), ``"known"`` (a revision published results
             were made at, which is not the pinned one), or ``"unknown"``. A task with no
-            revision (built locally, as PipChem's are) and a file with none agree: neither
-            side names a revision, so there is nothing to mismatch.
+            revision (built locally, as PipChem's are) has nothing pinned to mismatch: its
+            files name their data by content fingerprint (``sha256:...``; which data that is
+            only the data itself can tell) or, written before fingerprints, by nothing.
         """
         if revision == self.revision:
             return "pinned"
+        if self.revision is None and revision is not None:
+            return "pinned" if revision.startswith(LOCAL_REVISION_PREFIX) else "unknown"
         if revision in self.known_revisions:
             return "known"
         return "unknown"
@@ -243,6 +249,9 @@ class Benchmark:
             classification by macro F1 and pair classification by max F1).
         eval_splits: per-task overrides of the scored splits.
         reference: a citation or URL.
+        hub_repo: the benchmark's own dataset repo on the Hub (the ``eval.yaml`` repo the Hub's
+            benchmark leaderboards read), under which a model's overall score is filed; ``None``
+            while it has none (MTEB's ChemTEB benchmarks have none either).
     """
 
     name: str
@@ -253,6 +262,7 @@ class Benchmark:
     main_scores: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     eval_splits: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     reference: str | None = None
+    hub_repo: str | None = None
 
     def __post_init__(self) -> None:
         if not self.tasks:

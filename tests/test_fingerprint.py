@@ -1,0 +1,93 @@
+"""The content fingerprint a local task writes as its ``dataset_revision``: stable for the same
+data, different for any other, and never mistaken for a Hub commit. Cost: <1 s."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import MappingProxyType
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chemteb_eval.data.fingerprint import _CHUNK, data_fingerprint
+from chemteb_eval.data.types import (
+    ClassificationData,
+    PairClassificationData,
+    RetrievalData,
+)
+from chemteb_eval.tasks import benchmark_tasks, get_benchmark
+
+
+def _pairs(s1: list[str], s2: list[str], labels: list[int]) -> dict:
+    return {"default": {"test": PairClassificationData(s1, s2, labels)}}
+
+
+def test_hand_checked_properties() -> None:
+    base = _pairs(["CCO", "C"], ["ethanol", "methane"], [1, 1])
+    value = data_fingerprint(base)
+    assert value.startswith("sha256:") and len(value) == len("sha256:") + 16
+    int(value.split(":")[1], 16)  # hex
+    assert data_fingerprint(_pairs(["CCO", "C"], ["ethanol", "methane"], [1, 1])) == value
+    # one character, one label, the order, the split or subset name: another fingerprint
+    others = [
+        _pairs(["CCO", "C"], ["ethanol", "methanE"], [1, 1]),
+        _pairs(["CCO", "C"], ["ethanol", "methane"], [1, 0]),
+        _pairs(["C", "CCO"], ["methane", "ethanol"], [1, 1]),
+        {"default": {"dev": base["default"]["test"]}},
+        {"other": base["default"]},
+        _pairs(["CCO", "C"], ["ethanol", "methane"], ["1", "1"]),  # labels of another type
+        _pairs(["CCOC"], ["ethanol" + "methane"], [1]),  # no boundary games
+    ]
+    assert len({value, *(data_fingerprint(o) for o in others)}) == len(others) + 1
+    # numpy labels and the ints they hold are the same data
+    numpy_labels = _pairs(["CCO", "C"], ["ethanol", "methane"], list(np.array([1, 1])))
+    assert data_fingerprint(numpy_labels) == value
+
+
+def test_mappings_are_read_in_key_order_and_probe_options_count() -> None:
+    a = RetrievalData(["d1", "d2"], ["x", "y"], ["q"], ["z"], {"q": {"d1": 1, "d2": 0}})
+    b = RetrievalData(["d1", "d2"], ["x", "y"], ["q"], ["z"], {"q": {"d2": 0, "d1": 1}})
+    assert data_fingerprint({"default": {"test": a}}) == data_fingerprint({"default": {"test": b}})
+    c = ClassificationData(["a"], [0], ["b"], [0])
+    d = replace(c, probe=MappingProxyType({"full_train": True}))
+    assert data_fingerprint({"default": {"test": c}}) != data_fingerprint({"default": {"test": d}})
+
+
+def test_long_lists_cross_chunk_boundaries() -> None:
+    texts = [f"t{i}" for i in range(_CHUNK * 2 + 5)]
+    labels = [i % 2 for i in range(len(texts))]
+    base = data_fingerprint(_pairs(texts, texts, labels))
+    for i in (0, _CHUNK - 1, _CHUNK, len(texts) - 1):
+        changed = list(texts)
+        changed[i] += "!"
+        assert data_fingerprint(_pairs(changed, texts, labels)) != base
+
+
+def test_lone_surrogates_and_odd_text_are_hashed_not_raised() -> None:
+    assert data_fingerprint(_pairs(["\ud800", "\x00"], ["é", "\U0001f600"], [0, 1]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.text(), st.text(), st.integers(0, 1)), min_size=1, max_size=20),
+    st.integers(0, 19),
+)
+def test_any_single_edit_changes_it(rows: list[tuple[str, str, int]], at: int) -> None:
+    s1, s2, labels = (list(x) for x in zip(*rows, strict=True))
+    base = data_fingerprint(_pairs(s1, s2, labels))
+    assert data_fingerprint(_pairs(list(s1), list(s2), list(labels))) == base
+    i = at % len(s1)
+    edited = list(s1)
+    edited[i] = edited[i] + "x"
+    assert data_fingerprint(_pairs(edited, s2, labels)) != base
+
+
+def test_local_task_records_accept_fingerprints_only() -> None:
+    task = benchmark_tasks(get_benchmark("PipChem"))[0]
+    assert task.revision is None
+    assert task.revision_status(None) == "pinned"  # files from before fingerprints
+    assert task.revision_status("sha256:0123456789abcdef") == "pinned"
+    assert task.revision_status("0" * 40) == "unknown"  # a Hub commit names other data
+    hub_task = benchmark_tasks(get_benchmark("ChemTEB"))[0]
+    assert hub_task.revision_status("sha256:0123456789abcdef") == "unknown"
