@@ -6,16 +6,23 @@ from pathlib import Path
 import evaluate
 import gradio as gr
 
+from chemteb_eval.scoring.ner import SCHEMES
+
 metric = evaluate.load(str(Path(__file__).resolve().parent / "ner.py"))
 
 
-def score(predictions: str, references: str, beta: float, strict: bool) -> dict:
+CHUNKING = ["conlleval (default)", *(f"strict {s}" for s in SCHEMES)]
+
+
+def score(predictions: str, references: str, beta: float, chunking: str) -> dict:
+    strict = chunking.startswith("strict ")
     try:
         return metric.compute(
             predictions=json.loads(predictions),
             references=json.loads(references),
             beta=beta,
             mode="strict" if strict else None,
+            scheme=chunking.removeprefix("strict ") if strict else None,
         )
     except ValueError as exc:  # malformed JSON or tags: say what is wrong
         return {"error": str(exc)}
@@ -31,7 +38,7 @@ demo = gr.Interface(
             '[["B-Chemical", "I-Chemical", "O", "B-Chemical"]]', language="json", label="Gold tags"
         ),
         gr.Number(1.0, label="beta"),
-        gr.Checkbox(False, label="strict IOB2"),
+        gr.Dropdown(CHUNKING, value=CHUNKING[0], label="chunking (seqeval's mode and scheme)"),
     ],
     outputs=gr.JSON(label="Scores"),
     title="NER entity F-beta",

@@ -10,16 +10,19 @@ from chemteb_eval.metric_docs import CHEMTEB_CITATION  # From: chemteb-eval
 from chemteb_eval.scoring.ner import check_sentences, score_ner  # From: chemteb-eval
 
 _DESCRIPTION = """\
-Entity-level precision, recall and F-beta of predicted tag sequences (IOB1/IOB2/IOBES), micro
-over all entities and per entity type, plus token accuracy: the numbers seqeval gives. Default
-chunking is conlleval's (an I- tag after O starts an entity); mode="strict" reads strict IOB2.
+Entity-level precision, recall and F-beta of predicted tag sequences, micro over all entities
+and per entity type, plus token accuracy: the numbers seqeval gives. Default chunking is
+conlleval's (B/I/E/S prefixes; an I- tag after O starts an entity); mode="strict" reads a
+scheme's rules as seqeval's strict mode does: scheme= IOB1, IOB2 (the default), IOE1, IOE2,
+IOBES or BILOU (a scheme without mode="strict" is an error).
 """
 
 _KWARGS_DESCRIPTION = metric_docs.inputs_description(
     score_ner,
     """\
     predictions: predicted tag sequences, one list of tags per sentence.
-    references: gold tag sequences, same shapes.""",
+    references: gold tag sequences, same shapes.
+    mode: None (conlleval) or "strict"; scheme: strict mode's scheme (None = IOB2).""",
     "    per entity type {precision, recall, f1 (the F-beta), number}, overall_precision,\n"
     "    overall_recall, overall_f1, overall_accuracy, macro_f1, weighted_f1, main_score.",
     """\
@@ -39,6 +42,16 @@ _KWARGS_DESCRIPTION = metric_docs.inputs_description(
     >>> out = metric.compute(predictions=pred, references=gold, mode="strict", beta=2.0)
     >>> round(out["overall_recall"], 4), round(out["overall_f1"], 4), out["Chemical"]["number"]
     (0.5, 0.5556, 1)
+
+    Strict IOBES: a B- that no E- closes is no entity (conlleval would read one):
+
+    >>> gold = [["B-Chemical", "E-Chemical", "O", "S-Disease"]]
+    >>> pred = [["B-Chemical", "E-Chemical", "O", "B-Disease"]]
+    >>> out = metric.compute(predictions=pred, references=gold, mode="strict", scheme="IOBES")
+    >>> round(out["overall_recall"], 4), round(out["Disease"]["f1"], 4)
+    (0.5, 0.0)
+    >>> round(metric.compute(predictions=pred, references=gold)["overall_recall"], 4)
+    1.0
 """,
 )
 DEFAULTS = metric_docs.keyword_defaults(score_ner)
@@ -68,5 +81,12 @@ class Ner(DirectCompute, evaluate.Metric):
         check_sentences("references", [reference])
         return super().add(prediction=prediction, reference=reference, **kwargs)
 
-    def _compute(self, predictions, references, beta=DEFAULTS["beta"], mode=DEFAULTS["mode"]):
-        return score_ner(predictions, references, beta=beta, mode=mode)
+    def _compute(
+        self,
+        predictions,
+        references,
+        beta=DEFAULTS["beta"],
+        mode=DEFAULTS["mode"],
+        scheme=DEFAULTS["scheme"],
+    ):
+        return score_ner(predictions, references, beta=beta, mode=mode, scheme=scheme)

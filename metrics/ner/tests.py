@@ -31,4 +31,25 @@ test_cases = [
         "beta": 2.0,
         "result": {"overall_recall": 0.5, "overall_f1": 0.5555555555555556},
     },
+    {
+        # Strict IOBES: the predicted B-D is never closed by E-D, so it is no entity.
+        "predictions": [["B-C", "E-C", "O", "B-D"]],
+        "references": [["B-C", "E-C", "O", "S-D"]],
+        "mode": "strict",
+        "scheme": "IOBES",
+        "result": {
+            "C": {"f1": 1.0, "number": 1},
+            "D": {"precision": 0.0, "recall": 0.0, "number": 1},
+            "overall_precision": 1.0,
+            "overall_recall": 0.5,
+        },
+    },
+    {
+        # Strict BILOU: U- is a one-token entity, B- I- L- a longer one.
+        "predictions": [["U-A", "B-B", "I-B", "L-B", "O"]],
+        "references": [["U-A", "B-B", "I-B", "L-B", "U-A"]],
+        "mode": "strict",
+        "scheme": "BILOU",
+        "result": {"A": {"recall": 0.5, "number": 2}, "B": {"f1": 1.0}, "overall_f1": 0.8},
+    },
 ]
