@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from chemteb_eval import __version__
+from chemteb_eval.hub.bundle import bundle_space
 from tests.conftest import REPO_ROOT
 from tests.fake_hub import FakeHub
 
@@ -98,9 +99,12 @@ def test_publish_metrics_then_evaluate_load_from_the_hub(hub: FakeHub, tmp_path:
         repo = hub.repos[("space", f"chemteb/{name}")]
         assert repo.sdk == "gradio"
         files = hub.files(f"chemteb/{name}", repo_type="space")
-        for local in (REPO_ROOT / "metrics" / name).iterdir():
-            if local.is_file():
-                assert files[local.name] == local.read_bytes(), local
+        # the folder made self-contained (tests/test_bundle.py): exactly the generated files
+        bundle = bundle_space(REPO_ROOT / "metrics" / name, name)
+        published = {k: v for k, v in files.items() if k != ".gitattributes"}  # the repo's own
+        assert published == {path: text.encode() for path, text in bundle.files.items()}
+        for local in ("README.md", "tests.py"):  # these as they are in the checkout
+            assert files[local] == (REPO_ROOT / "metrics" / name / local).read_bytes()
         assert hub.commit(f"chemteb/{name}", repo_type="space").message.endswith(
             f"publish the {name} metric"
         )

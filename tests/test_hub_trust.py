@@ -448,12 +448,13 @@ def test_issue25_publishing_leaves_hidden_and_stray_files_out(hub: FakeHub, tmp_
     space = ("publish-metrics", "--namespace", "chemteb", "--metric", "sts")
     done = _run(tmp_path, hub.url, *cli, *space, "--metrics-dir", str(metrics))
     assert done.returncode == 0, done.stderr
-    assert sorted(set(hub.files("chemteb/sts", repo_type="space")) - {".gitattributes"}) == [
-        "README.md",
-        "app.py",
-        "requirements.txt",
-        "sts.py",
-    ]
+    from chemteb_eval.hub.bundle import bundle_space
+
+    published = set(hub.files("chemteb/sts", repo_type="space")) - {".gitattributes"}
+    # exactly the self-contained Space generated from the folder's four files (and tests.py)
+    assert published == set(bundle_space(REPO_ROOT / "metrics" / "sts", "sts").files)
+    assert {"README.md", "app.py", "requirements.txt", "sts.py"} <= published
+    assert not published & {".env", "notes_token.txt"}
     data = ("publish-dataset", "--folder", str(dataset), "--repo-id", "chemteb/ds")
     dry = _run(tmp_path, hub.url, *cli, *data, "--dry-run")
     assert dry.returncode == 0 and "would upload README.md, data/test.parquet\n" in dry.stdout

@@ -2,12 +2,12 @@
 datasets it builds (Parquet + card).
 
 evaluate 0.4.6 loads ``ns/name`` by fetching ``{endpoint}/spaces/ns/name/resolve/{rev}/name.py``
-with ``rev = v0.4.6`` (its own version), then ``main``; a ``# From: chemteb-eval`` comment on the
-module's import line makes its install hint ``pip install chemteb-eval``. So a metric Space is
-the ``metrics/<name>/`` folder as it is: module, card (Space front matter), app and requirements.
-Those requirements are the core install and gradio (no torch, RDKit or model: the extras are not
-named), so a metric Space builds numpy, scipy, scikit-learn, evaluate and gradio; a test resolves
-them (tests/test_install.py).
+with ``rev = v0.4.6`` (its own version), then ``main``, and the files that script imports
+relatively. A metric Space is the ``metrics/<name>/`` folder made self-contained at publish time
+(``bundle.py``): the module with its own copy of the pure chemteb-eval code it runs, so a user
+needs only ``evaluate`` (numpy, scipy, scikit-learn), and the scores are those of the Space's
+version, not of whatever chemteb-eval they have installed. Its requirements are those
+libraries and gradio (no chemteb-eval, torch, RDKit or model).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from chemteb_eval.metric_docs import METRIC_NAMES
 
 from ._errors import hub_errors, require_token
 from ._repo import check_namespace, check_repo_id
+from .bundle import bundle_space
 
 __all__ = [
     "METRIC_NAMES",
@@ -61,8 +62,9 @@ def metrics_root() -> Path:
 
 
 def _space_files(name: str) -> list[str]:
-    # A metric Space is these four files and nothing else: a stray file beside them (a .env, a
-    # token, notes) is never published.
+    # What a metric folder must have. The Space gets the files ``bundle_space`` generates from
+    # them (and tests.py) and nothing else: a stray file beside them (a .env, a token, notes)
+    # is never published.
     return ["README.md", "app.py", f"{name}.py", "requirements.txt"]
 
 
@@ -146,21 +148,24 @@ def publish_metrics(
             # Without its card (the Space's sdk) or app the Space would not build.
             raise ValueError(f"metrics_dir: {folder} has no {', '.join(missing)}.")
         repo_id = f"{namespace}/{name}"
-        if dry_run:
-            pub = Publication(
-                repo_id=repo_id, repo_type="space", files=_files(folder, _space_files(name))
-            )
-            log(f"[dry run] space {repo_id}: would upload {', '.join(pub.files)}")
-        else:
-            pub = _upload(
-                folder,
-                repo_id,
-                "space",
-                f"chemteb-eval {__version__}: publish the {name} metric",
-                space_sdk="gradio",
-                allow=_space_files(name),
-            )
-            log(f"space {repo_id}: {len(pub.files)} files at {pub.commit} ({pub.url})")
+        bundle = bundle_space(folder, name)
+        with tempfile.TemporaryDirectory(prefix=f"chemteb-space-{name}-") as tmp:
+            space = Path(tmp)
+            for relative, text in bundle.files.items():
+                (space / relative).write_text(text, encoding="utf-8")
+            if dry_run:
+                pub = Publication(repo_id=repo_id, repo_type="space", files=_files(space))
+                log(f"[dry run] space {repo_id}: would upload {', '.join(pub.files)}")
+            else:
+                pub = _upload(
+                    space,
+                    repo_id,
+                    "space",
+                    f"chemteb-eval {__version__}: publish the {name} metric",
+                    space_sdk="gradio",
+                    allow=sorted(bundle.files),
+                )
+                log(f"space {repo_id}: {len(pub.files)} files at {pub.commit} ({pub.url})")
         done.append(pub)
     return done
 
