@@ -4,6 +4,7 @@ data, different for any other, and never mistaken for a Hub commit. Cost: <1 s."
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
@@ -91,3 +92,25 @@ def test_local_task_records_accept_fingerprints_only() -> None:
     assert task.revision_status("0" * 40) == "unknown"  # a Hub commit names other data
     hub_task = benchmark_tasks(get_benchmark("ChemTEB"))[0]
     assert hub_task.revision_status("sha256:0123456789abcdef") == "unknown"
+
+
+def test_models_scored_on_other_local_data_are_noted(tmp_path: Path) -> None:
+    import json
+
+    from chemteb_eval.results.ranking import read_results
+
+    bench = get_benchmark("PipChem")
+    task = benchmark_tasks(bench)[0]
+    entry = {"main_score": 0.5, task.main_score: 0.5, "hf_subset": "default"}
+    for model, revision in (("a", "sha256:1"), ("b", "sha256:1"), ("c", "sha256:2"), ("d", None)):
+        folder = tmp_path / f"org__{model}" / "rev"
+        folder.mkdir(parents=True)
+        payload = {"task_name": task.name, "dataset_revision": revision, "scores": {}}
+        payload["scores"] = {split: [entry] for split in task.eval_splits}
+        (folder / f"{task.name}.json").write_text(json.dumps(payload))
+    models = {m.model: m for m in read_results([tmp_path], bench)}
+    assert all(m.scores[task.name] == 0.5 for m in models.values())  # kept on the board
+    (note,) = models["org/c"].notes
+    assert note.startswith(f"{task.name}: org/c was scored on other data (sha256:2) than 2")
+    assert not models["org/a"].notes and not models["org/b"].notes
+    assert not models["org/d"].notes  # a file from before fingerprints names no data

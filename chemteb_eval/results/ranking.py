@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,7 +244,34 @@ def read_results(
             [i for i in items if not isinstance(i, ScannedModel)], model_table=model_table
         )
     tasks = benchmark_tasks(bench)
-    return [_model_results(source, bench, tasks) for source in scanned]
+    models = [_model_results(source, bench, tasks) for source in scanned]
+    _note_other_data(models, tasks)
+    return models
+
+
+def _note_other_data(models: list[ModelResults], tasks: list[Task]) -> None:
+    """A task built locally names its data by fingerprint: when models scored different data
+    (PipChem's small build and its full one, an edited copy), the models whose data is not the
+    most common get a note. Their scores stay on the board: a rebuilt suite is still a result,
+    but it is not comparable, and the reader should know."""
+    for task in tasks:
+        if task.revision is not None:
+            continue
+        data = {
+            m.model: f.dataset_revision
+            for m in models
+            if (f := m.files.get(task.name)) is not None and f.dataset_revision is not None
+        }
+        counts = Counter(data.values())
+        if len(counts) < 2:
+            continue
+        (common, n), *_ = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        for m in models:
+            if data.get(m.model, common) != common:
+                m.notes.append(
+                    f"{task.name}: {m.model} was scored on other data ({data[m.model]}) than "
+                    f"{n} other model(s) ({common}); its score is not comparable with theirs."
+                )
 
 
 def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) -> ModelResults:
