@@ -127,7 +127,7 @@ def test_the_generated_app_takes_our_code_from_the_bundle(
     # what the app took from chemteb-eval is the bundle's copy, loaded by evaluate
     flat = {"sts": "chemteb_widget", "ner": "chemteb_scoring_ner"}[name]
     bundled = sys.modules[env["_module"].__module__.rpartition(".")[0] + "." + flat]
-    assert Path(bundled.__file__).name == f"{flat}.py"
+    assert Path(str(bundled.__file__)).name == f"{flat}.py"
     assert "chemteb_eval" not in bundled.__name__
     if name == "ner":
         from chemteb_eval.scoring.ner import SCHEMES

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from hypothesis import given, settings
@@ -20,7 +21,7 @@ from chemteb_eval.data.types import (
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
 
-def _pairs(s1: list[str], s2: list[str], labels: list[int]) -> dict:
+def _pairs(s1: list[str], s2: list[str], labels: list[Any]) -> dict:
     return {"default": {"test": PairClassificationData(s1, s2, labels)}}
 
 
@@ -105,8 +106,8 @@ def test_models_scored_on_other_local_data_are_noted(tmp_path: Path) -> None:
     for model, revision in (("a", "sha256:1"), ("b", "sha256:1"), ("c", "sha256:2"), ("d", None)):
         folder = tmp_path / f"org__{model}" / "rev"
         folder.mkdir(parents=True)
-        payload = {"task_name": task.name, "dataset_revision": revision, "scores": {}}
-        payload["scores"] = {split: [entry] for split in task.eval_splits}
+        scores = {split: [entry] for split in task.eval_splits}
+        payload = {"task_name": task.name, "dataset_revision": revision, "scores": scores}
         (folder / f"{task.name}.json").write_text(json.dumps(payload))
     models = {m.model: m for m in read_results([tmp_path], bench)}
     assert all(m.scores[task.name] == 0.5 for m in models.values())  # kept on the board
