@@ -44,11 +44,11 @@ def mteb_load(root: Path, *, require_model_meta: bool = True) -> Any:
     )
 
 
-def assert_mteb_reads_ours(root: Path, *, models: int = 1) -> None:
+def assert_mteb_reads_ours(root: Path, *, models: int = 1, bench: Any = PIPCHEM) -> None:
     """MTEB reads every task file under ``root/results`` and each value equals ours: the
     dataframe's main scores equal ``read_results``'s and every score key of every entry equals
     the file's (MTEB may add keys of its own; it must not change ours)."""
-    ours = {m.model: m for m in read_results([root / "results"], PIPCHEM)}
+    ours = {m.model: m for m in read_results([root / "results"], bench)}
     files = {
         (p.parent.parent.name, p.stem): ResultFile.read(p)
         for p in (root / "results").glob("*/*/*.json")
@@ -123,6 +123,19 @@ def test_a_local_model_folder_loads_in_mteb(small_suite: Path, tmp_path: Path) -
     assert_mteb_reads_ours(tmp_path)
     (result,) = mteb_load(tmp_path).model_results
     assert result.model_name == "final" and result.model_revision == NO_REVISION
+
+
+def test_a_scientific_text_folder_loads_in_mteb(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """STS and NER files (nested per-type scores, text fields such as the OOV policy) of the
+    SciText suite, on a tiny copy of its shared data."""
+    from .test_scitext import _tiny_shared
+
+    monkeypatch.setenv("CHEMTEB_SHARED_DATA", str(_tiny_shared(tmp_path / "shared")))
+    report = _run(HashingEncoder(dim=32), tmp_path / "results", benchmark="SciText")
+    assert set(report.statuses.values()) == {"done"}
+    assert_mteb_reads_ours(tmp_path, bench=get_benchmark("SciText"))
 
 
 def _make_legacy(folder: Path) -> dict[str, Any]:
