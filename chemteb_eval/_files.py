@@ -71,11 +71,24 @@ def write_text_atomic(path: Path, text: str) -> None:
 def append_json_line(path: Path, payload: Any) -> None:
     """Append one JSON record as a line. One ``write`` on an ``O_APPEND`` file: two processes
     appending at once interleave whole lines, and a crash loses at most the line being written
-    (which ``read_json_lines`` then skips)."""
+    (which ``read_json_lines`` then skips; the next record starts on a line of its own). A link
+    is never followed and only a regular file is written (``ValueError`` otherwise: a planted
+    link, a FIFO or ``/dev/zero`` named like the log)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(payload, allow_nan=False, separators=(",", ":")) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
     try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if path.is_symlink():
+            raise ValueError(f"{path}: a link; not followed") from None
+        raise ValueError(f"{path}: cannot be appended to ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
+            line = "\n" + line  # a torn last line (a crash mid-write) stays apart from this one
         os.write(fd, line.encode("utf-8"))
         os.fsync(fd)
     finally:

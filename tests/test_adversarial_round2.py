@@ -533,7 +533,9 @@ def test_item4_13_two_local_folders_of_one_name_keep_their_own_results(
     for report, meta in zip((first, second), metas, strict=True):
         text = (report.results_dir / "model_meta.json").read_text()
         assert str(tmp_path) not in text  # item 13: no absolute path of the user's machine
-        assert meta["name"] == "final" and meta["source"] == "local:final"
+        # the second one's name is its folder's (final-<fingerprint>): MTEB keys on names
+        assert meta["name"] == report.results_dir.parent.name and meta["source"] == "local:final"
+    assert metas[0]["name"] == "final" and metas[1]["name"].startswith("final-")
     # a rerun of each finds its own folder again
     again = _run(_LocalModel(tmp_path / "exp2" / "final"), out)
     assert again.results_dir == second.results_dir and set(again.statuses.values()) == {"skipped"}

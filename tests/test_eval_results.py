@@ -131,3 +131,42 @@ def test_benchmark_repo_flag_errors(folder: Path, capsys: pytest.CaptureFixture[
     code = main(["push-results", str(folder), "--repo-id", "a/b", "--dry-run",
                  "--benchmark-repo", "ChemTEB(paper)=not a repo"])  # fmt: skip
     assert code == 2 and "--benchmark-repo" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", [float("nan"), True, 42, float("inf"), -3])
+def test_a_score_rank_would_refuse_is_never_published(folder: Path, bad: Any) -> None:
+    path = folder / "ChemNQRetrieval.json"
+    payload = json.loads(path.read_text())
+    payload["scores"]["test"][0]["main_score"] = bad
+    path.write_text(json.dumps(payload))
+    with pytest.raises(ValueError, match=r"ChemNQRetrieval\.json: main_score is .* fix or remove"):
+        _files(folder)
+
+
+@pytest.mark.parametrize(
+    "finished, expected",
+    [
+        ("0999-06-01T10:00:00+00:00", "0999-06-01T10:00:00Z"),  # four digits: sorts as a time
+        ("0001-01-01T00:00:00+14:00", None),  # before year 1 in UTC: dropped, not a crash
+        ("9999-12-31T23:59:59-12:00", None),  # after year 9999 in UTC
+        ("2026-11-30T08:15:02.123456-05:00", "2026-11-30T13:15:02Z"),
+    ],
+)
+def test_dates_at_the_edges(folder: Path, finished: str, expected: str | None) -> None:
+    path = folder / "ChemNQRetrieval.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "chemteb_run_id": "r1"}))
+    lines = [{"run_id": ["unhashable"]}, {"run_id": "r1", "finished": finished}]
+    (folder / "runs.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    files, _ = _files(folder)
+    assert {e.date for e in _entries(files[".eval_results/ChemNQRetrieval.yaml"])} == {expected}
+
+
+def test_a_benchmark_task_at_another_revision_gives_no_mean(folder: Path) -> None:
+    path = folder / "ChemNQRetrieval.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "dataset_revision": "f" * 40}))
+    files, said = _files(folder, benchmark_repos={"ChemTEB(paper)": "someone/chemteb"})
+    assert ".eval_results/ChemTEB(paper).yaml" not in files
+    assert any(
+        line.startswith("ChemTEB(paper): --benchmark-repo given, but not every task")
+        for line in said
+    )

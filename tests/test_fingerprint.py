@@ -91,6 +91,8 @@ def test_local_task_records_accept_fingerprints_only() -> None:
     assert task.revision_status(None) == "pinned"  # files from before fingerprints
     assert task.revision_status("sha256:0123456789abcdef") == "pinned"
     assert task.revision_status("0" * 40) == "unknown"  # a Hub commit names other data
+    for odd in ("sha256:", "sha256:xyz", "sha256:0123456789ABCDEF", "sha256:0123456789abcdef0"):
+        assert task.revision_status(odd) == "unknown", odd
     hub_task = benchmark_tasks(get_benchmark("ChemTEB"))[0]
     assert hub_task.revision_status("sha256:0123456789abcdef") == "unknown"
 
@@ -103,7 +105,8 @@ def test_models_scored_on_other_local_data_are_noted(tmp_path: Path) -> None:
     bench = get_benchmark("PipChem")
     task = benchmark_tasks(bench)[0]
     entry = {"main_score": 0.5, task.main_score: 0.5, "hf_subset": "default"}
-    for model, revision in (("a", "sha256:1"), ("b", "sha256:1"), ("c", "sha256:2"), ("d", None)):
+    one, two = "sha256:" + "1" * 16, "sha256:" + "2" * 16
+    for model, revision in (("a", one), ("b", one), ("c", two), ("d", None)):
         folder = tmp_path / f"org__{model}" / "rev"
         folder.mkdir(parents=True)
         scores = {split: [entry] for split in task.eval_splits}
@@ -112,6 +115,45 @@ def test_models_scored_on_other_local_data_are_noted(tmp_path: Path) -> None:
     models = {m.model: m for m in read_results([tmp_path], bench)}
     assert all(m.scores[task.name] == 0.5 for m in models.values())  # kept on the board
     (note,) = models["org/c"].notes
-    assert note.startswith(f"{task.name}: org/c was scored on other data (sha256:2) than 2")
+    assert note.startswith(f"{task.name}: org/c was scored on other data ({two}) than 2")
     assert not models["org/a"].notes and not models["org/b"].notes
     assert not models["org/d"].notes  # a file from before fingerprints names no data
+
+
+def _local_results(root: Path, model: str, revisions: dict[str, str | None]) -> Path:
+    import json
+
+    for task in benchmark_tasks(get_benchmark("PipChem")):
+        if task.name not in revisions:
+            continue
+        entry = {"main_score": 0.5, task.main_score: 0.5, "hf_subset": "default"}
+        folder = root / f"org__{model}" / "rev"
+        folder.mkdir(parents=True, exist_ok=True)
+        scores = {split: [entry] for split in task.eval_splits}
+        payload = {"task_name": task.name, "dataset_revision": revisions[task.name]}
+        (folder / f"{task.name}.json").write_text(json.dumps({**payload, "scores": scores}))
+    return root / f"org__{model}"
+
+
+def test_compare_leaves_out_tasks_scored_on_other_data(tmp_path: Path) -> None:
+    from chemteb_eval.results.compare import compare_models, load_model
+
+    bench = get_benchmark("PipChem")
+    names = [t.name for t in benchmark_tasks(bench)][:4]
+    one, two = "sha256:" + "1" * 16, "sha256:" + "2" * 16
+    a = _local_results(tmp_path, "a", dict.fromkeys(names, one))
+    b = _local_results(tmp_path, "b", {**dict.fromkeys(names[:2], one), names[2]: two})
+    result = compare_models(load_model(a, bench), load_model(b, bench), bench)
+    assert [t.task for t in result.tasks] == names[:2]
+    assert result.left_out == (f"{names[2]}: A and B scored different data ({one} vs {two})",)
+
+
+def test_a_tie_between_versions_tells_every_model(tmp_path: Path) -> None:
+    from chemteb_eval.results.ranking import read_results
+
+    bench = get_benchmark("PipChem")
+    name = benchmark_tasks(bench)[0].name
+    _local_results(tmp_path, "a", {name: "sha256:" + "1" * 16})
+    _local_results(tmp_path, "b", {name: "sha256:" + "2" * 16})
+    models = read_results([tmp_path], bench)
+    assert all(len(m.notes) == 1 and "2 different versions" in m.notes[0] for m in models)

@@ -123,6 +123,12 @@ def test_a_local_model_folder_loads_in_mteb(small_suite: Path, tmp_path: Path) -
     assert_mteb_reads_ours(tmp_path)
     (result,) = mteb_load(tmp_path).model_results
     assert result.model_name == "final" and result.model_revision == NO_REVISION
+    # other weights of the same name: their own folder and name, two columns in MTEB's frame
+    other = _run(_local_model(tmp_path / "exp2" / "final", 4), tmp_path / "results")
+    assert other.results_dir.parent.name.startswith("final-")
+    assert_mteb_reads_ours(tmp_path, models=2)
+    frame = mteb_load(tmp_path).to_dataframe()
+    assert {"final", other.results_dir.parent.name} <= set(frame.columns)
 
 
 def test_a_scientific_text_folder_loads_in_mteb(

@@ -356,6 +356,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         f"\nMean over {len(result.tasks)} tasks: A - B = {o.difference:+.4f} "
         f"[{o.low:+.4f}, {o.high:+.4f}] (tasks resampled). Verdict: {shown(result.verdict)}."
     )
+    for line in result.left_out:
+        print(f"[left out] {shown(line)}", file=sys.stderr)
     for line in dict.fromkeys([*a.skipped, *b.skipped]):  # incl. evidence left out, and why
         print(f"[skipped] {shown(line)}", file=sys.stderr)
     return 0

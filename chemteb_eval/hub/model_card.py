@@ -20,7 +20,7 @@ from chemteb_eval import __version__
 from chemteb_eval.errors import short_repr
 from chemteb_eval.results.ranking import DETAIL_KEYS
 from chemteb_eval.results.runs import LEGACY_RUN_META, read_runs
-from chemteb_eval.results.schema import ResultFile, match_task
+from chemteb_eval.results.schema import ResultFile, check_score, match_task
 from chemteb_eval.tasks import (
     BENCHMARKS,
     KINDS,
@@ -145,8 +145,24 @@ def find_task_results(
         elif task.hf_path is None:
             log(f"skipped {path.name}: {task.name}'s dataset is built locally, not on the Hub")
         else:
+            _check_scores(path, file, task)
             found.append(TaskResult(task=task, file=file))
     return model, found
+
+
+def _check_scores(path: Path, file: ResultFile, task: Task) -> None:
+    """Every score a card would carry is a real number in ``SCORE_RANGE`` (``rank`` skips a
+    file that is not; a card must not publish ``.nan``, ``true`` as 100 or 42 as 4200)."""
+    for split, subset, entry in file.entries():
+        for key in ("main_score", *DETAIL_KEYS[task.type]):
+            if key in entry:
+                try:
+                    check_score(key, entry[key])
+                except ValueError as exc:
+                    raise ValueError(
+                        f"results: {path}: {exc} (split {split}, subset {subset}); fix or "
+                        "remove the file"
+                    ) from None
 
 
 def eval_results(results: Iterable[TaskResult]) -> list[EvalResult]:
@@ -238,13 +254,20 @@ def eval_result_files(
         files[f".eval_results/{task.name}.yaml"] = yaml.safe_dump(
             eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True
         )
-    for bench, mean, date in benchmark_means(results):
+    means = {bench.name: (bench, mean, date) for bench, mean, date in benchmark_means(results)}
+    for name in sorted(set(benchmark_repos or {}) - set(means)):
+        log(
+            f"{name}: --benchmark-repo given, but not every task of it is here at the "
+            "benchmark's revisions; no benchmark mean written"
+        )
+    for bench, mean, date in means.values():
         repo = (benchmark_repos or {}).get(bench.name) or bench.hub_repo
         if repo is None:
             log(
                 f"{bench.name}: all {len(bench.tasks)} tasks are here, but the benchmark has no "
                 f"dataset on the Hub to file its mean under; pass --benchmark-repo "
-                f"'{bench.name}=ORG/NAME' to add .eval_results/{bench.name}.yaml"
+                f"'{bench.name}=ORG/NAME' to add .eval_results/{bench.name}.yaml (one already "
+                "on the repo is left as it is)"
             )
             continue
         overall = EvalResultEntry(
@@ -252,7 +275,8 @@ def eval_result_files(
             task_id=bench.name,
             value=round(mean * 100, 5),
             date=date,
-            notes=f"Mean over the {len(bench.tasks)} tasks' main scores; {notes}",
+            notes=f"Mean over the {len(bench.tasks)} tasks of the scores {bench.name} ranks "
+            f"by; {notes}",
             **source,
         )
         files[f".eval_results/{bench.name}.yaml"] = yaml.safe_dump(
@@ -262,9 +286,11 @@ def eval_result_files(
 
 
 def benchmark_means(results: Iterable[TaskResult]) -> list[tuple[Benchmark, float, str | None]]:
-    """Each registered benchmark all of whose tasks are among ``results`` (by name, on every
-    split the benchmark scores): its mean over tasks of the benchmark's main scores, and the
-    newest of the files' dates (``None`` if any is unknown)."""
+    """Each registered benchmark all of whose tasks are among ``results`` at the revision it
+    pins (a file of another revision is other data), on every split the benchmark scores: its
+    mean over tasks of the scores the benchmark ranks by (``main_score``: ChemTEB(paper) ranks
+    classification by F1, which the files' MTEB ``main_score`` is not), and the newest of the
+    files' dates (``None`` if any is unknown)."""
     by_name = {r.task.name: r for r in results}
     dates = _RunDates()
     out = []
@@ -274,6 +300,8 @@ def benchmark_means(results: Iterable[TaskResult]) -> list[tuple[Benchmark, floa
         values, when = [], []
         for task in benchmark_tasks(bench):
             file = by_name[task.name].file
+            if task.revision_status(file.dataset_revision) != "pinned":
+                break
             try:
                 value = file.score(
                     main_score(bench, task), eval_splits(bench, task), task.subset_weight_key
@@ -323,7 +351,9 @@ class _RunDates:
             folder = file.path.parent
             if folder not in self._runs:
                 records, _ = read_runs(folder)
-                self._runs[folder] = {r.get("run_id"): r for r in records}
+                self._runs[folder] = {
+                    r["run_id"]: r for r in records if isinstance(r.get("run_id"), str)
+                }
             found = _iso_time(self._runs[folder].get(run_id, {}).get("finished"))
             if found is not None:
                 return found
@@ -340,11 +370,13 @@ def _iso_time(value: Any) -> str | None:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
         else:
             return None
+        if moment.tzinfo is None:  # a naive time: the writer's clock, zone unknown; read as UTC
+            moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.astimezone(timezone.utc)  # year 1 at +14:00 is out of range: dropped
     except (ValueError, OverflowError, OSError):
         return None
-    if moment.tzinfo is None:  # a naive time: the writer's clock, zone unknown; read as UTC
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat pads the year to four digits (strftime's %Y gives "999"), so these sort as times
+    return moment.replace(microsecond=0, tzinfo=None).isoformat() + "Z"
 
 
 # What a writer meant as front matter though the Hub's pattern (huggingface_hub's

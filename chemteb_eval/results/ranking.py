@@ -265,9 +265,16 @@ def _note_other_data(models: list[ModelResults], tasks: list[Task]) -> None:
         counts = Counter(data.values())
         if len(counts) < 2:
             continue
-        (common, n), *_ = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        (common, n), (_, runner_up) = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
         for m in models:
-            if data.get(m.model, common) != common:
+            if m.model not in data:
+                continue
+            if n == runner_up:  # no data most models share: every model is told
+                m.notes.append(
+                    f"{task.name}: models were scored on {len(counts)} different versions of its "
+                    f"data; {m.model}'s ({data[m.model]}) is comparable only with those on the same."
+                )
+            elif data[m.model] != common:
                 m.notes.append(
                     f"{task.name}: {m.model} was scored on other data ({data[m.model]}) than "
                     f"{n} other model(s) ({common}); its score is not comparable with theirs."

@@ -6,16 +6,16 @@ so that MTEB's loaders, which read every ``*/*/*.json`` of a results folder as a
 never see it. Folders written before this change kept the latest record in ``run_meta.json``
 (which breaks MTEB's loaders); a run into such a folder moves that record into ``runs.jsonl``
 (``migrate_run_meta``), and readers still accept it where no ``runs.jsonl`` record exists.
+A record whose ``run_id`` is not a string is kept but names no run.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chemteb_eval._files import read_json_lines, write_text_atomic
+from chemteb_eval._files import append_json_line, read_json_lines
 
 from .schema import read_json_object
 
@@ -36,19 +36,28 @@ def read_runs(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The run records of one revision folder, oldest first, and a line per unreadable one.
 
     Records are the objects of ``runs.jsonl`` (a torn or hostile line is reported, not fatal);
-    a folder with none gives its legacy ``run_meta.json`` record, if any."""
+    a record moved there from a legacy ``run_meta.json`` counts as the oldest. A folder with
+    none gives its legacy ``run_meta.json`` record, if any."""
     records: list[dict[str, Any]] = []
     problems: list[str] = []
     path = folder / RUNS_FILE
-    if path.exists():
+    if path.is_symlink():  # what a planted link points at is not this folder's record
+        problems.append(f"{path}: a link; not followed")
+    elif path.exists():
         try:
             lines, problems = read_json_lines(path)
         except (OSError, ValueError) as exc:
             lines, problems = [], [f"{path}: {exc}"]
-        records = [r for r in lines if isinstance(r, dict)]
+        for n, line in enumerate(lines, start=1):
+            if isinstance(line, dict):
+                records.append(line)
+            else:
+                problems.append(f"{path}: record {n} is not a JSON object")
+        records.sort(key=lambda r: r.get(_MOVED) != LEGACY_RUN_META)  # stable: moved first
+        records = [{k: v for k, v in r.items() if k != _MOVED} for r in records]
     if not records and (folder / LEGACY_RUN_META).exists():
         try:
-            records = [read_json_object(folder / LEGACY_RUN_META)]
+            records = [_legacy_record(folder)]
         except (OSError, ValueError) as exc:
             problems.append(f"{folder / LEGACY_RUN_META}: {exc}")
     return records, problems
@@ -69,30 +78,43 @@ def run_record(folder: Path) -> dict[str, Any]:
     return latest_run(read_runs(folder)[0])
 
 
-def migrate_run_meta(folder: Path) -> bool:
-    """Move a folder's legacy ``run_meta.json`` into ``runs.jsonl`` (first, as the oldest
-    record, unless ``runs.jsonl`` already holds its run) and remove it, so that MTEB's loaders
-    can read the folder. An unreadable ``run_meta.json`` is left where it is.
+def migrate_run_meta(folder: Path) -> str | None:
+    """Move a folder's legacy ``run_meta.json`` into ``runs.jsonl`` and remove it, so that
+    MTEB's loaders can read the folder. The record is appended (never a rewrite, which would
+    lose another run's line appended meanwhile), marked as moved, and read back as the oldest;
+    it is not added again when ``runs.jsonl`` already holds its run.
 
     Returns:
-        Whether the file was moved.
+        ``None`` when there was nothing to move or it was moved; otherwise why the file was left
+        where it is (a link, unreadable, not a JSON object), for the caller to say.
     """
     legacy = folder / LEGACY_RUN_META
-    if not legacy.is_file():
-        return False
+    if not (legacy.exists() or legacy.is_symlink()):
+        return None
     path = folder / RUNS_FILE
     try:
-        record = read_json_object(legacy)
+        record = _legacy_record(folder)
         lines, _ = read_json_lines(path) if path.exists() else ([], [])
-        known = {r.get("run_id") for r in lines if isinstance(r, dict)}
-        if record.get("run_id") is None or record.get("run_id") not in known:
-            old = path.read_text(encoding="utf-8") if path.exists() else ""
-            line = json.dumps(record, allow_nan=False, separators=(",", ":"))
-            write_text_atomic(path, line + "\n" + old)
+        known = {
+            r["run_id"] for r in lines if isinstance(r, dict) and isinstance(r.get("run_id"), str)
+        }
+        run_id = record.get("run_id")
+        if not isinstance(run_id, str) or run_id not in known:
+            append_json_line(path, {**record, _MOVED: LEGACY_RUN_META})
         legacy.unlink()
-    except (OSError, ValueError):
-        return False
-    return True
+    except (OSError, ValueError) as exc:
+        return f"{legacy}: left in place ({exc}); MTEB's loaders read it as a task result"
+    return None
+
+
+_MOVED = "chemteb_moved_from"  # marks the record a legacy run_meta.json held
+
+
+def _legacy_record(folder: Path) -> dict[str, Any]:
+    legacy = folder / LEGACY_RUN_META
+    if legacy.is_symlink():  # never copy what a planted link points at into the results
+        raise ValueError("a link; not followed")
+    return read_json_object(legacy)
 
 
 def _scored(record: Mapping[str, Any]) -> bool:

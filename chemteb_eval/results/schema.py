@@ -27,6 +27,7 @@ __all__ = [
     "MAX_RESULT_BYTES",
     "SCORE_RANGE",
     "ResultFile",
+    "check_score",
     "items_path",
     "match_task",
     "read_items",
@@ -53,7 +54,9 @@ def real_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _score(key: str, value: Any) -> float:
+def check_score(key: str, value: Any) -> float:
+    """``value`` as a float if it is a score (a finite real number in ``SCORE_RANGE``);
+    ``ValueError`` naming ``key`` otherwise."""
     number = real_number(value)
     if number is None:
         raise ValueError(f"{key} is {short_repr(value)}, not a finite number")
@@ -171,7 +174,7 @@ class ResultFile:
             entries = self.scores.get(split)
             if not entries:
                 return None
-            values = [_score(key, e[key]) for e in entries if isinstance(e, dict) and key in e]
+            values = [check_score(key, e[key]) for e in entries if isinstance(e, dict) and key in e]
             if len(values) != len(entries):
                 return None
             if weight_key is None:

@@ -8,6 +8,7 @@ done. Finished tasks are skipped on a rerun; a failing task is recorded and the 
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
 import time
@@ -126,6 +127,8 @@ def _writable(folder: Path, what: str, fix: str, *, read_only_ok: bool = False) 
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):  # an existing folder on a read-only mount
+            raise PermissionError(errno.EACCES, "not writable")
     except OSError as exc:
         raise ChemtebError(
             f"{what} {folder} cannot be written ({exc.strerror or exc}); {fix}."
@@ -342,7 +345,7 @@ def _hardware() -> dict[str, Any]:
 
 
 def write_run_record(
-    out_dir: Path, plan: Plan, report: RunReport, settings: Mapping[str, Any]
+    out_dir: Path, plan: Plan, report: RunReport, settings: Mapping[str, Any], log: Log = print
 ) -> None:
     """Record the run: hardware, settings (batch size, precision, backend), encoding statistics
     and throughput (texts/s, tokens/s), per-task status and errors.
@@ -363,8 +366,13 @@ def write_run_record(
         "tasks": report.statuses,
         "errors": report.errors,
     }
-    migrate_run_meta(out_dir)
-    append_json_line(out_dir / RUNS_FILE, record)
+    left = migrate_run_meta(out_dir)
+    if left is not None:
+        log(f"[warning] {left}; remove it to let MTEB read the folder")
+    try:
+        append_json_line(out_dir / RUNS_FILE, record)
+    except (OSError, ValueError) as exc:  # the results are written; say what was not
+        log(f"[warning] the run's record (hardware, timings) was not written: {exc}")
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -408,11 +416,18 @@ def results_name(meta: ModelMeta) -> str:
     return name
 
 
-def recorded_meta(meta: ModelMeta, weights: str | None) -> dict[str, Any]:
+def recorded_meta(
+    meta: ModelMeta, weights: str | None, folder: Path | None = None
+) -> dict[str, Any]:
     """``model_meta.json``: the meta with a local source recorded by name, and the weights'
-    fingerprint, which ``results_folder`` reads to keep other weights out of the folder."""
+    fingerprint, which ``results_folder`` reads to keep other weights out of the folder. In
+    the folder ``results_folder`` chose for other weights of the same name (``final-<fp>``),
+    the name is that folder's, so that MTEB's loaders, which key on the name, keep them apart."""
     out = meta.to_dict()
-    out["name"] = results_name(meta)
+    name = results_name(meta)
+    out["name"] = name
+    if folder is not None and folder.parent.name != name.replace("/", "__"):
+        out["name"] = folder.parent.name
     # MTEB's loaders take the revision from here: a string, as MTEB writes for an unknown one
     out["revision"] = meta.revision or NO_REVISION
     if Path(meta.source).exists():
@@ -537,7 +552,14 @@ def run(
     # process scores and writes.
     main = state is None or bool(state.is_main_process)
     if main:
-        write_json_atomic(out_dir / "model_meta.json", recorded_meta(encoder.meta, weights))
+        try:
+            meta = recorded_meta(encoder.meta, weights, out_dir)
+            write_json_atomic(out_dir / "model_meta.json", meta)
+        except OSError as exc:
+            raise ChemtebError(
+                f"--output-dir: {out_dir / 'model_meta.json'} cannot be written "
+                f"({exc.strerror or exc}); pass a folder you can write to."
+            ) from None
     loaded = load(plan, pending(plan, out_dir, overwrite, report, log), report, log, paths)
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     try:
@@ -559,7 +581,7 @@ def run(
                 "beta": beta,
                 "requested_backend": backend if isinstance(model, str) else None,
             }
-            write_run_record(out_dir, plan, report, settings)
+            write_run_record(out_dir, plan, report, settings, log)
     return report
 
 

@@ -25,6 +25,7 @@ _REVISION = re.compile(r"^[0-9a-f]{40}$")
 #: How a task built locally names its data in result files: a content fingerprint
 #: (``chemteb_eval.data.fingerprint``), never a 40-hex commit, so it cannot pass for one.
 LOCAL_REVISION_PREFIX = "sha256:"
+_LOCAL_REVISION = re.compile(r"^sha256:[0-9a-f]{16}$")  # the prefix and 16 hex digits
 
 
 def _frozen_map(value: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -178,7 +179,7 @@ class Task:
         if revision == self.revision:
             return "pinned"
         if self.revision is None and revision is not None:
-            return "pinned" if revision.startswith(LOCAL_REVISION_PREFIX) else "unknown"
+            return "pinned" if _LOCAL_REVISION.match(revision) else "unknown"
         if revision in self.known_revisions:
             return "known"
         return "unknown"
