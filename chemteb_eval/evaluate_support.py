@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from chemteb_eval.metric_docs import CHEMTEB_CITATION, REFERENCE_URLS
@@ -53,6 +56,9 @@ class DirectCompute:
     ``add_batch``, evaluate's own path runs unchanged (those modules check inputs in ``add``).
     """
 
+    #: The scoring function's parameter names that the module's inputs stand for (``labels``
+    #: is ``references``): its errors are told in the caller's names.
+    _renames: tuple[tuple[str, str], ...] = ()
     #: ``_compute`` parameters that the module's own ``compute`` fills in, never the caller.
     _internal_arguments: tuple[str, ...] = ()
     #: Arguments the module's ``compute`` takes and renames before ``_compute`` sees them.
@@ -78,6 +84,70 @@ class DirectCompute:
                     f"{name}: not an argument of this metric; it takes {', '.join(public)}."
                 )
 
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
+        """Add a batch of the declared input (checked first: see ``_check_batch``)."""
+        self._check_batch({"predictions": predictions, "references": references, **kwargs})
+        return super().add_batch(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> Any:
+        """Add one example of the declared input (checked first: see ``_check_batch``)."""
+        one = {"predictions": prediction, "references": reference, **kwargs}
+        self._check_batch({k: None if v is None else [v] for k, v in one.items()})
+        return super().add(prediction=prediction, reference=reference, **kwargs)  # type: ignore[misc]
+
+    def _check_batch(self, batch: dict[str, Any]) -> None:
+        """What evaluate's own path would take wrongly, refused as ``compute`` refuses it.
+
+        evaluate picks the first declared feature type that can encode the batch's first value
+        and then writes the batch through Arrow: labels "1" and "01" both became int 1 (a
+        clustering's v_measure 1.0 became 0.274), a mix of ints and strings became strings,
+        NaN and bytes ended in a KeyError from inside evaluate. So labels (a declared
+        ``int64``/``string`` column) must be all ints or all strings, the same kind in every
+        batch, and the type evaluate encodes them with is the one of that kind."""
+        module: Any = self
+        names = module._feature_names()
+        if batch.get("predictions") is not None and "predictions" not in names:
+            raise ValueError(
+                f"predictions: not a batch input of this metric (its batch input is "
+                f"{', '.join(names)}); pass the other arguments to compute(), as the card shows."
+            )
+        for name in names:
+            declared: set[Any] = {_DTYPE_KINDS.get(dtype) for dtype in self._declared(name)}
+            values = batch.get(name)
+            if values is None or None in declared:  # not a label column (scores, tag lists)
+                continue
+            kinds = {_label_kind(name, v) for v in values}
+            if len(kinds) > 1:
+                raise ValueError(f"{name}: labels must be all ints or all strings, got a mix.")
+            if not kinds <= declared:
+                raise ValueError(f"{name}: must be {' or '.join(sorted(declared))} labels.")
+            seen = getattr(self, "_batch_kinds", {})
+            for kind in kinds:
+                if seen.setdefault(name, kind) != kind:
+                    raise ValueError(
+                        f"{name}: this batch's labels are {kind}s, earlier batches' were "
+                        f"{seen[name]}s; use one kind."
+                    )
+            self._batch_kinds = seen
+
+    def _declared(self, name: str) -> set[Any]:
+        """The value types evaluate may encode input ``name`` as (``None``: not a plain value)."""
+        module: Any = self
+        options = module.features if isinstance(module.features, list) else [module.features]
+        return {getattr(f.get(name), "dtype", None) for f in options}
+
+    def _infer_feature_from_example(self, example: Any) -> Any:
+        # evaluate's own choice takes "01" for int64; ours: the declared type of the labels' kind
+        module: Any = self
+        wanted = {kind: dtype for dtype, kind in _DTYPE_KINDS.items()}
+        kinds = getattr(self, "_batch_kinds", {})
+        if isinstance(module.features, list) and kinds:
+            for features in module.features:
+                dtypes = {k: getattr(v, "dtype", None) for k, v in features.items()}
+                if all(dtypes.get(k) == wanted[kind] for k, kind in kinds.items()):
+                    return features
+        return super()._infer_feature_from_example(example)  # type: ignore[misc]
+
     def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> Any:
         """Compute the metric on the given inputs."""
         self._check_arguments(kwargs)
@@ -88,7 +158,8 @@ class DirectCompute:
         an internal argument calls this)."""
         module: Any = self
         if module.num_process != 1 or module.writer is not None:
-            return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
+            with self._in_callers_names():
+                return super().compute(predictions=predictions, references=references, **kwargs)  # type: ignore[misc]
         feature_names = module._feature_names()
         if predictions is not None:
             if "predictions" not in feature_names:
@@ -107,4 +178,38 @@ class DirectCompute:
                 "keyword arguments listed in its card."
             )
         # evaluate would also fix numpy's global seed here; our functions seed their own RNGs.
-        return module._compute(**kwargs)
+        with self._in_callers_names():
+            return module._compute(**kwargs)
+
+    @contextmanager
+    def _in_callers_names(self) -> Iterator[None]:
+        """Re-raise a scoring function's ``ValueError`` with its parameter names (``labels:``,
+        ``test_labels has 2 rows``) as the module's inputs (``references``)."""
+        try:
+            yield
+        except ValueError as exc:
+            message = str(exc)
+            for internal, public in self._renames:
+                message = re.sub(rf"^{internal}:", f"{public}:", message)
+                message = re.sub(rf"\b{internal} has\b", f"{public} has", message)
+            if message == str(exc):
+                raise
+            raise ValueError(message) from None
+
+
+_DTYPE_KINDS = {"int64": "int", "string": "str"}  # declared label types and the labels' kinds
+
+
+def _label_kind(name: str, value: Any) -> str:
+    """``"int"`` or ``"str"`` for one label of a declared ``int64``/``string`` input."""
+    if isinstance(value, str):
+        return "str"
+    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:  # a numpy scalar
+        value = value.item()
+    if isinstance(value, int):  # bools too, as compute takes them (pair labels True/False)
+        if not -(2**63) <= value < 2**63:
+            raise ValueError(f"{name}: label {value} is beyond 64-bit integers.")
+        return "int"
+    if isinstance(value, (list, tuple)):  # a sequence feature (NER tags): checked elsewhere
+        return "sequence"
+    raise ValueError(f"{name}: labels must be ints or strings, got {type(value).__name__}.")

@@ -38,7 +38,7 @@ def _cmd_publish_metrics(args: argparse.Namespace) -> int:
     publish_metrics(args.namespace, metrics_dir=args.metrics_dir, dry_run=args.dry_run, **kwargs)
     if not args.dry_run:
         print(
-            f'\nLoad them with evaluate.load("{args.namespace}/<name>") (pip install chemteb-eval first).'
+            f'\nLoad them with evaluate.load("{args.namespace}/<name>") (evaluate alone: each Space carries its own copy of the scoring code).'
         )
     return 0
 

@@ -72,23 +72,34 @@ def bundle_space(folder: Path, name: str) -> Bundle:
     """
     script = folder / f"{name}.py"
     app = folder / "app.py"
+    for path in (
+        script,
+        app,
+        folder / "README.md",
+        folder / "tests.py",
+        folder / "requirements.txt",
+    ):
+        if path.is_symlink():  # what a planted link points at (a token file) is never published
+            raise ValueError(f"{name}: {path} is a link; publish the file itself")
     sources = {"__main__": script.read_text(encoding="utf-8")}
     roots = _imported(ast.parse(sources["__main__"], str(script)), None)
     if app.is_file():  # the app's (the widget): imported by the module, so evaluate fetches it
         roots |= _imported(ast.parse(app.read_text(encoding="utf-8"), str(app)), None)
     modules = _closure(roots)
+    flat = [flat_name(m) for m in modules]
+    if len(set(flat)) != len(flat) or name in flat:
+        raise ValueError(f"{name}: two bundled modules would share a file name ({sorted(flat)})")
     files: dict[str, str] = {}
     third: set[str] = set()
     for module in modules:
         path = _source(module)
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text, str(path))
+        _refuse_dynamic_imports(tree, module)
         third |= _third_party(tree)
         files[f"{flat_name(module)}.py"] = _rewrite(text, tree, _package_of(module, path))
-    names = [f for f in files]
-    if len(set(names)) != len(names) or f"{name}.py" in files:
-        raise ValueError(f"{name}: two bundled modules would share a file name ({sorted(names)})")
     tree = ast.parse(sources["__main__"], str(script))
+    _refuse_dynamic_imports(tree, name)
     third |= _third_party(tree)
     files[f"{name}.py"] = _main_script(sources["__main__"], tree, modules)
     files["app.py"] = _app(name, app)
@@ -98,6 +109,7 @@ def bundle_space(folder: Path, name: str) -> Bundle:
             f"{name}: the bundled code imports {', '.join(heavy)}; a metric Space may use only "
             f"{', '.join(sorted(LIGHT))}."
         )
+    _check_as_evaluate_reads_it(name, files)
     files["requirements.txt"] = _requirements(third, folder / "requirements.txt")
     for extra in ("README.md", "tests.py"):
         if (folder / extra).is_file():
@@ -190,6 +202,51 @@ def _third_party(tree: ast.AST) -> set[str]:
     return {n for n in names if n != PACKAGE and n not in sys.stdlib_module_names}
 
 
+def _refuse_dynamic_imports(tree: ast.AST, where: str) -> None:
+    """``importlib.import_module("chemteb_eval...")`` and ``__import__`` cannot be rewritten: in
+    a Space they would fail, or silently use an installed chemteb-eval of another version."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        arg = node.args[0]
+        if (
+            called in ("import_module", "__import__")
+            and isinstance(arg, ast.Constant)
+            and isinstance(arg.value, str)
+            and arg.value.split(".")[0] == PACKAGE
+        ):
+            raise ValueError(
+                f"{where}: line {node.lineno} imports {arg.value} by name; write "
+                "'from ... import ...' so it can be bundled"
+            )
+
+
+def _check_as_evaluate_reads_it(name: str, files: dict[str, str]) -> None:
+    """The generated module as evaluate's own scanner reads it: it must fetch exactly the
+    bundled files, follow no ``# From:`` URL and ask for no library a Space lacks."""
+    import tempfile
+
+    from evaluate.loading import get_imports
+
+    bundled = {f.removesuffix(".py") for f in files if f.startswith("chemteb_")}
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / f"{name}.py"
+        script.write_text(files[f"{name}.py"], encoding="utf-8")
+        imports = get_imports(str(script))
+    internal = {n for kind, n, _, _ in imports if kind == "internal"}
+    external = [path for kind, _, path, _ in imports if kind == "external"]
+    libraries = {n for kind, n, _, _ in imports if kind == "library"}
+    extra = libraries - LIGHT - set(sys.stdlib_module_names)
+    if internal != bundled or external or extra:
+        raise ValueError(
+            f"{name}: evaluate would read the generated module wrongly (fetch {sorted(internal)}"
+            f" for {sorted(bundled)}; follow {external}; require {sorted(extra)}): put each "
+            "chemteb_eval import on its own line, without a '# From:' comment"
+        )
+
+
 # -- rewriting -------------------------------------------------------------------------------
 
 
@@ -231,6 +288,7 @@ def _rewrite(text: str, tree: ast.AST, package: str | None) -> str:
 
 def _main_script(text: str, tree: ast.Module, modules: list[str]) -> str:
     rewritten = _rewrite(text, tree, None)
+    tree = ast.parse(rewritten)  # a wrapped import is one line now: find the block end anew
     header = (
         f"# Generated by `chemteb publish-metrics` from chemteb-eval {__version__}: the module\n"
         "# with its own copy of the chemteb-eval code it runs (the chemteb_*.py files here), so\n"
@@ -306,7 +364,7 @@ def _requirements(third: set[str], original: Path) -> str:
     metadata (or the folder's requirements) gives it; never chemteb-eval itself."""
     from importlib.metadata import PackageNotFoundError, requires
 
-    from packaging.requirements import Requirement
+    from packaging.requirements import InvalidRequirement, Requirement
 
     specs: dict[str, str] = {}
     try:
@@ -317,9 +375,14 @@ def _requirements(third: set[str], original: Path) -> str:
     except PackageNotFoundError:  # an uninstalled source tree: the folder's pins only
         pass
     if original.is_file():
-        for line in original.read_text(encoding="utf-8").splitlines():
-            if line.strip() and not line.startswith("#") and line.strip() != "chemteb-eval":
-                req = Requirement(line.strip())
-                specs[req.name.lower()] = str(req.specifier)
+        for n, line in enumerate(original.read_text(encoding="utf-8").splitlines(), start=1):
+            line = line.split("#", 1)[0].strip()  # pip allows a comment after a requirement
+            if not line or line == "chemteb-eval":
+                continue
+            try:
+                req = Requirement(line)
+            except InvalidRequirement as exc:
+                raise ValueError(f"{original}: line {n}: not a requirement ({exc})") from None
+            specs[req.name.lower()] = str(req.specifier)
     wanted = sorted({_DISTRIBUTIONS.get(n, n) for n in third} | {"evaluate", "gradio"})
     return "".join(f"{d}{specs.get(d, '')}\n" for d in wanted)

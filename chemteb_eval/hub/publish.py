@@ -194,6 +194,13 @@ def publish_dataset_folder(
             f"folder: {folder} is not a Hub-layout dataset (README.md card and Parquet files); "
             "build one with a datasets_scripts/ builder."
         )
+    inside = folder.resolve()
+    for path in sorted(folder.rglob("*")):
+        # upload_folder sends what a link points at: a planted one could publish a token file
+        if path.is_symlink() and not path.resolve().is_relative_to(inside):
+            raise ValueError(
+                f"folder: {path} links outside the folder; copy the file in (cp -L) to publish it."
+            )
     if dry_run:
         pub = Publication(repo_id=repo_id, repo_type="dataset", files=_files(folder))
         log(f"[dry run] dataset {repo_id}: would upload {', '.join(pub.files)}")

@@ -103,6 +103,19 @@ def check_nonzero_rows(name: str, arr: FloatArray) -> None:
         )
 
 
+def _int64(name: str, arr: NDArray[Any]) -> NDArray[Any]:
+    """Integer labels as int64: numpy holds ints past 64 bits as objects (2**63 as uint64 or,
+    beside small ints, float64), which would overflow or wrap to a negative "gold index"."""
+    too_big = {"u": np.iinfo(np.int64).max, "f": 2.0**63 - 1024}.get(arr.dtype.kind)
+    if too_big is not None and arr.size and np.abs(arr).max() > too_big:
+        # [2**63, 0] arrives as uint64 or float64: cast, it wraps to -2**63
+        raise ValueError(f"{name}: a label is beyond 64-bit integers.")
+    try:
+        return arr.astype(np.int64)
+    except OverflowError:
+        raise ValueError(f"{name}: a label is beyond 64-bit integers.") from None
+
+
 def as_labels(name: str, value: Any) -> NDArray[Any]:
     """Return ``value`` as a 1-D array of int or string labels.
 
@@ -130,7 +143,7 @@ def as_labels(name: str, value: Any) -> NDArray[Any]:
         if kinds <= {str}:
             arr = arr.astype(str)
         elif kinds <= {int, bool}:
-            arr = arr.astype(np.int64)
+            arr = _int64(name, arr)
         else:
             names = ", ".join(sorted(k.__name__ for k in kinds))
             raise ValueError(f"{name}: labels must be all ints or all strings, got {names}.")
@@ -141,9 +154,11 @@ def as_labels(name: str, value: Any) -> NDArray[Any]:
             raise ValueError(
                 f"{name}: contains non-integer floats; labels must be ints or strings."
             )
-        arr = arr.astype(np.int64)
+        arr = _int64(name, arr)
     if arr.dtype.kind == "b":
         arr = arr.astype(np.int64)
+    if arr.dtype.kind == "u":
+        arr = _int64(name, arr)
     if arr.dtype.kind not in "iuU":
         raise ValueError(f"{name}: labels must be ints or strings, got dtype {arr.dtype}.")
     return arr

@@ -218,11 +218,10 @@ def entities(
 def _fbeta(p: float, r: float, beta: float) -> float:
     if p == 0 or r == 0:
         return 0.0
-    b2 = beta * beta  # inf for beta > 1.3e154: the limit below is then recall, exactly
-    if b2 <= 1:
-        return (1 + b2) * p * r / (b2 * p + r)
-    # Divided through by beta**2, so that a huge beta gives recall (its limit), never inf/inf.
-    return (1 / b2 + 1) * p * r / (p + r / b2)
+    b2 = beta * beta
+    if b2 == float("inf"):  # beta = inf, as seqeval: recall; beta > 1.3e154 (seqeval: inf/inf,
+        return r  # NaN): its limit, recall
+    return (1 + b2) * p * r / (b2 * p + r)  # seqeval's arithmetic, so equal to the last bit
 
 
 def _prf(tp: int, n_pred: int, n_true: int, beta: float) -> tuple[float, float, float]:

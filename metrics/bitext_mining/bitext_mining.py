@@ -45,6 +45,7 @@ DEFAULTS = metric_docs.keyword_defaults(score_bitext_mining)
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class BitextMining(DirectCompute, evaluate.Metric):
+    _renames = (("gold", "references"),)  # the scoring function's name for the input
     _internal_arguments = ("aligned",)
 
     def _info(self) -> evaluate.MetricInfo:
@@ -53,8 +54,9 @@ class BitextMining(DirectCompute, evaluate.Metric):
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Score bitext mining; ``references`` (gold target indices) are optional.\n\n"""
         self._check_arguments(kwargs)
-        # evaluate needs one declared feature per call: without gold indices, row i -> target i.
-        aligned = references is None
+        # evaluate needs one declared feature per call: without gold indices, row i -> target i;
+        # gold indices added earlier (add_batch) or gathered from other processes are the gold
+        aligned = references is None and self.writer is None and self.num_process == 1
         if aligned:
             source = kwargs.get("source_embeddings")
             if source is None:

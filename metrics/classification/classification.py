@@ -57,6 +57,8 @@ DEFAULTS = metric_docs.keyword_defaults(score_classification)
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Classification(DirectCompute, evaluate.Metric):
+    _renames = (("test_labels", "references"),)  # the scoring function's name for the input
+
     def _info(self) -> evaluate.MetricInfo:
         return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "references", ("int64", "string"))
 

@@ -46,6 +46,8 @@ DEFAULTS = metric_docs.keyword_defaults(score_pair_classification)
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class PairClassification(DirectCompute, evaluate.Metric):
+    _renames = (("labels", "references"),)  # the scoring function's name for the input
+
     def _info(self) -> evaluate.MetricInfo:
         return metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION, "references", ("int64", "string"))
 
