@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
 import sys
 import venv
@@ -193,27 +192,6 @@ print(json.dumps(out, default=str))
 """
 
 
-def _in_venv(root: Path, hub: FakeHub, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("HF_", "PYTHON", "VIRTUAL_ENV"))
-    }
-    env.update(
-        HF_ENDPOINT=hub.url,
-        HF_HOME=str(cwd / "hf-home"),
-        HF_HUB_DISABLE_XET="1",
-        HF_HUB_DISABLE_TELEMETRY="1",
-        HF_TOKEN="hf_alice_write",
-    )
-    return subprocess.run(
-        [str(root / "bin" / "python"), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=900,
-    )
-
-
 @pytest.mark.slow
 def test_every_bundle_scores_like_the_checkout_with_evaluate_only(
     light_venv: Path, hub: FakeHub, tmp_path: Path
@@ -233,7 +211,10 @@ def test_every_bundle_scores_like_the_checkout_with_evaluate_only(
         for n in METRIC_NAMES
     }
     targets["alice/pair_classification"] = str(METRICS / "pair_classification")
-    done = _in_venv(light_venv, hub, tmp_path, "-c", _LOAD_AND_SCORE, json.dumps(targets))
+    from .test_install import _in_venv
+
+    python = str(light_venv / "bin" / "python")
+    done = _in_venv(light_venv, hub, tmp_path, python, "-c", _LOAD_AND_SCORE, json.dumps(targets))
     assert done.returncode == 0, done.stderr[-4000:]
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(got) == set(targets)

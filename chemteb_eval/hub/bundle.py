@@ -13,7 +13,8 @@ publish time:
   own ``chemteb_eval`` imports rewritten the same way (``chemteb_eval.scoring._validation`` is
   ``chemteb_scoring__validation.py``) — the same source text otherwise, so the numbers are the
   same by construction (``tests/test_bundle.py`` checks them in a venv without chemteb-eval);
-- ``app.py``: the widget from the bundled copy; ``requirements.txt``: the third-party
+- ``app.py``: as it is when it imports nothing of ours; otherwise what it imports from
+  chemteb-eval taken from the bundle evaluate loaded; ``requirements.txt``: the third-party
   distributions the bundle imports, with chemteb-eval's own version specifiers;
 - ``README.md`` and ``tests.py`` as they are.
 
@@ -81,8 +82,8 @@ def bundle_space(folder: Path, name: str) -> Bundle:
     ):
         if path.is_symlink():  # what a planted link points at (a token file) is never published
             raise ValueError(f"{name}: {path} is a link; publish the file itself")
-    sources = {"__main__": script.read_text(encoding="utf-8")}
-    roots = _imported(ast.parse(sources["__main__"], str(script)), None)
+    source = script.read_text(encoding="utf-8")
+    roots = _imported(ast.parse(source, str(script)), None)
     if app.is_file():  # the app's (the widget): imported by the module, so evaluate fetches it
         roots |= _imported(ast.parse(app.read_text(encoding="utf-8"), str(app)), None)
     modules = _closure(roots)
@@ -98,10 +99,10 @@ def bundle_space(folder: Path, name: str) -> Bundle:
         _refuse_dynamic_imports(tree, module)
         third |= _third_party(tree)
         files[f"{flat_name(module)}.py"] = _rewrite(text, tree, _package_of(module, path))
-    tree = ast.parse(sources["__main__"], str(script))
+    tree = ast.parse(source, str(script))
     _refuse_dynamic_imports(tree, name)
     third |= _third_party(tree)
-    files[f"{name}.py"] = _main_script(sources["__main__"], tree, modules)
+    files[f"{name}.py"] = _main_script(source, tree, modules)
     files["app.py"] = _app(name, app)
     heavy = sorted(third - LIGHT)
     if heavy:

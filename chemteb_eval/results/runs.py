@@ -42,7 +42,8 @@ def read_runs(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
     problems: list[str] = []
     path = folder / RUNS_FILE
     if path.is_symlink():  # what a planted link points at is not this folder's record
-        problems.append(f"{path}: a link; not followed")
+        kind = "a link; not followed" if path.is_file() else "not a regular file (a link)"
+        problems.append(f"{path}: {kind}")
     elif path.exists():
         try:
             lines, problems = read_json_lines(path)
