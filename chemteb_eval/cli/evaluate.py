@@ -197,10 +197,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         beta=args.beta,
         progress=not args.quiet,
     )
-    print(f"\n{'task':<44} {'status':<8} main score")
+    # skipped tasks show the score their stored file holds; failed ones said why as they failed
+    width = max([44, *map(len, report.statuses)])
+    print(f"\n{'task':<{width}} {'status':<8} main score")
     for name, status in report.statuses.items():
         score = report.main_scores.get(name)
-        print(f"{name:<44} {status:<8} {'' if score is None else f'{score:.4f}'}")
+        print(f"{name:<{width}} {status:<8} {'' if score is None else f'{score:.4f}'}".rstrip())
     enc = report.encoding
     tokens = enc.get("tokens_per_second")
     speed = f"{enc['texts_per_second']:.0f} texts/s" + (
@@ -211,8 +213,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded "
         f"({speed}). {report.seconds:.1f} s in all. Results: {report.results_dir}"
     )
-    for name, error in report.errors.items():
-        print(f"[failed] {name}: {error}", file=sys.stderr)
+    if report.errors:  # each failure was one [failed] line as it happened
+        print(
+            f"{len(report.errors)} task(s) failed, each said above as it failed; "
+            "a rerun retries them.",
+            file=sys.stderr,
+        )
     return 1 if report.errors else 0
 
 
@@ -220,7 +226,9 @@ def add_rank(sub: Subparsers) -> None:
     ranker = sub.add_parser("rank", help="rank models from result folders (ours or MTEB's layout)")
     ranker.add_argument("results", nargs="+", help="folders holding <model>/<revision>/<Task>.json")
     ranker.add_argument(
-        "-b", "--benchmark", default="ChemTEB(paper)", help=f"{', '.join(BENCHMARKS)}"
+        "-b",
+        "--benchmark",
+        help=f"{', '.join(BENCHMARKS)} (default: the one the results cover best, said in a line)",
     )
     ranker.add_argument(
         "--model-table",
@@ -306,8 +314,10 @@ def _cmd_compare_domains(args: argparse.Namespace) -> int:
             f"ChemTEB tasks): {len(c.points)} models, Spearman {rho}{ci}; ChemTEB higher for "
             f"{higher}, mean ChemTEB - MTEB {sum(gaps) / len(gaps) if gaps else 0:+.3f}"
         )
-        for model, general, chem in c.rank_changes[:3]:
-            print(f"  {shown(model)[:44]:<44} MTEB rank {general:>2} -> ChemTEB rank {chem:>2}")
+        changes = c.rank_changes[:3]
+        width = max([44, *(len(shown(model)) for model, _, _ in changes)])
+        for model, general, chem in changes:
+            print(f"  {shown(model):<{width}} MTEB rank {general:>2} -> ChemTEB rank {chem:>2}")
         for model, why in sorted(c.excluded.items()):
             print(f"  [not plotted] {shown(model)}: {why}")
     for line in dict.fromkeys([*mteb.skipped, *(s for m in models for s in m.skipped)]):
@@ -337,12 +347,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"--seed: a non-negative integer, got {args.seed}.")
     bench = tasks.get_benchmark(args.benchmark)
     a, b = load_model(args.a, bench), load_model(args.b, bench)
+    # the bootstraps take seconds per task: say what is running (stderr: stdout is the table)
+    print(
+        f"comparing on {bench.name}: per-task paired bootstraps ({args.resamples:,} resamples "
+        "each, from the runs' items files) and a sign-flip test over tasks...",
+        file=sys.stderr,
+    )
     result = compare_models(a, b, bench, resamples=args.resamples, seed=args.seed)
     print(
         f"{bench.name}: A = {shown(result.model_a)}, B = {shown(result.model_b)} "
         "(A - B, 95% paired bootstrap)"
     )
-    head = f"{'task':<40} {'A':>8} {'B':>8} {'A - B':>8} {'95% interval':>19} {'p':>6}"
+    task_width = max([40, *(len(row.task) for row in result.tasks)])
+    head = f"{'task':<{task_width}} {'A':>8} {'B':>8} {'A - B':>8} {'95% interval':>19} {'p':>6}"
     print(f"{head}\n{'-' * len(head)}")
     for row in result.tasks:
         if row.paired is None:
@@ -350,7 +367,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         else:
             interval = f"[{row.paired.low:+.4f}, {row.paired.high:+.4f}]"
             tail = f"{interval:>19} {format_p(row.paired.p_value, args.resamples):>6}"
-        print(f"{row.task[:40]:<40} {row.a:>8.4f} {row.b:>8.4f} {row.difference:>+8.4f} {tail}")
+        print(
+            f"{shown(row.task):<{task_width}} {row.a:>8.4f} {row.b:>8.4f} "
+            f"{row.difference:>+8.4f} {tail}"
+        )
     o = result.overall
     print(
         f"\nMean over {len(result.tasks)} tasks: A - B = {o.difference:+.4f} "
@@ -367,41 +387,40 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     import json
 
     from chemteb_eval import tasks
-    from chemteb_eval.results.ranking import rank_models, rank_uncertainty, read_results
+    from chemteb_eval.results.ranking import (
+        benchmark_coverage,
+        choose_benchmark,
+        rank_models,
+        rank_uncertainty,
+        read_results,
+        scan_results,
+    )
 
-    bench = tasks.get_benchmark(args.benchmark)
-    models = read_results(args.results, bench, model_table=args.model_table)
+    scanned = scan_results(args.results, model_table=args.model_table)
+    chosen = ""
+    if args.benchmark is None:
+        bench, why = choose_benchmark(scanned)
+        chosen = f"Ranked on {bench.name}, {why}. Another: -b NAME (`chemteb list` names them)."
+    else:
+        bench = tasks.get_benchmark(args.benchmark)
+    models = read_results(scanned, bench)
     rows = rank_models(models, bench)
     intervals = rank_uncertainty(models, bench) if args.ci else {}
     skipped = [s for m in models for s in m.skipped]  # after the intervals: evidence notices
     for r in rows:
         if args.ci:
             r["rank_interval"] = intervals.get(r["model"])
+    by_mean = bench.aggregation.kind == "mean"
     if args.json:
-        print(json.dumps([{k: v for k, v in r.items() if k != "mean"} for r in rows], indent=1))
+        if chosen:  # stdout holds the JSON alone
+            print(chosen, file=sys.stderr)
+        # "mean" (over tasks) where it orders the ranking; RRF benchmarks rank by "rrf"
+        keep = [{k: v for k, v in r.items() if by_mean or k != "mean"} for r in rows]
+        print(json.dumps(keep, indent=1))
     else:
-        types = [t for t in tasks.TASK_TYPES if any(t in r["means"] for r in rows)]
-        short = {name: k.short for name, k in tasks.KINDS.items()}
-        head = f"{'rank':>4} {'model':<42} {'RRF':>6} {'Borda':>6} " + " ".join(
-            f"{short[t]:>13}" for t in types
-        )
-        print(
-            f"{bench.name}: {len(rows)} models. Per type: mean main score (rank).\n{head}\n{'-' * len(head)}"
-        )
-        for r in rows:
-            cells = " ".join(
-                f"{r['means'][t]:>7.4f} ({r['ranks'][t]:>2})" if t in r["means"] else f"{'-':>13}"
-                for t in types
-            )
-            rank = "-" if r["rank"] is None else str(r["rank"])
-            note = "" if r["complete"] else f"  incomplete {r['coverage']}"
-            ci = r.get("rank_interval")
-            if ci:
-                note += f"  95% rank {ci['rank_low']}-{ci['rank_high']}" + (
-                    "  ~#1" if ci["tied_with_top"] else ""
-                )
-            name = shown(r["model"])
-            print(f"{rank:>4} {name[:42]:<42} {r['rrf']:>6.3f} {r['borda']:>6} {cells}{note}")
+        if chosen:
+            print(chosen)
+        _print_ranking(bench, rows)
     if args.ci and not args.json:
         tied = [m for m, ci in intervals.items() if ci["tied_with_top"]]
         print(
@@ -413,9 +432,70 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         print(f"[skipped] {shown(line)}", file=sys.stderr)
     for line in dict.fromkeys(n for m in models for n in m.notes):
         print(f"[note] {shown(line)}", file=sys.stderr)
+    if args.benchmark is not None and models and not any(m.scores for m in models):
+        best = benchmark_coverage(scanned)[0]
+        if best.scores:  # -b named a benchmark these results have nothing of
+            print(
+                f"[hint] no model here has a score on {bench.name}'s tasks; these results cover "
+                f"{best.benchmark.name} best ({best.describe()}): -b '{best.benchmark.name}'",
+                file=sys.stderr,
+            )
     if args.correlations:  # after the ranking is printed: a bad folder must not cost it
         _write_correlations(models, bench, args, args.correlations)
     return 0
+
+
+def _print_ranking(bench: Any, rows: list[dict[str, Any]]) -> None:
+    """The ranking table: names whole (the column is as wide as the longest), each type's
+    column headed by its full label, and for a benchmark ranked by the mean over tasks that
+    mean, the column its order comes from."""
+    from chemteb_eval import tasks
+
+    types = [t for t in tasks.TASK_TYPES if any(t in r["means"] for r in rows)]
+    label = {name: k.label for name, k in tasks.KINDS.items()}
+    width = {t: max(13, len(label[t])) for t in types}
+    names = {id(r): shown(r["model"]) for r in rows}
+    name_width = max([5, *map(len, names.values())])
+    by_mean = bench.aggregation.kind == "mean"
+    n_tasks = len(tasks.benchmark_tasks(bench))
+    order = (
+        f"the mean over its {n_tasks} tasks"
+        if by_mean
+        else f"Reciprocal Rank Fusion over task types (k = {bench.aggregation.rrf_k or 10})"
+    )
+    mean_head = f" {'Mean':>7}" if by_mean else ""
+    head = (
+        f"{'rank':>4} {'model':<{name_width}}{mean_head} {'RRF':>6} {'Borda':>6} "
+        + " ".join(f"{label[t]:>{width[t]}}" for t in types)
+    ).rstrip()
+    print(
+        f"{bench.name}: {len(rows)} model{'' if len(rows) == 1 else 's'}, ranked by {order}. "
+        "Per type: mean main score (rank)."
+        f"\n{head}\n{'-' * len(head)}"
+    )
+    for r in rows:
+        cells = " ".join(
+            f"{_type_cell(r, t):>{width[t]}}" if t in r["means"] else f"{'-':>{width[t]}}"
+            for t in types
+        )
+        rank = "-" if r["rank"] is None else str(r["rank"])
+        note = "" if r["complete"] else f"  incomplete {r['coverage']}"
+        ci = r.get("rank_interval")
+        if ci:
+            note += f"  95% rank {ci['rank_low']}-{ci['rank_high']}" + (
+                "  ~#1" if ci["tied_with_top"] else ""
+            )
+        mean = ""
+        if by_mean:
+            mean = f" {'-':>7}" if r["mean"] is None or not r["complete"] else f" {r['mean']:>7.4f}"
+        line = (
+            f"{rank:>4} {names[id(r)]:<{name_width}}{mean} {r['rrf']:>6.3f} {r['borda']:>6} {cells}"
+        )
+        print(line.rstrip() + note)
+
+
+def _type_cell(row: dict[str, Any], task_type: str) -> str:
+    return f"{row['means'][task_type]:.4f} ({row['ranks'][task_type]:>2})"
 
 
 def _write_correlations(models: Any, bench: Any, args: argparse.Namespace, folder: str) -> None:

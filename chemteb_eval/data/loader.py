@@ -7,10 +7,11 @@ transforms: column renames, MTEB's stratified 2048-row subsample, concatenated s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,26 @@ _ALIASES: Mapping[str, tuple[str, ...]] = {
     "corpus-id": ("corpus-id", "corpus_id"),
     "score": ("score",),
 }
+
+
+@contextlib.contextmanager
+def quiet_datasets() -> Iterator[None]:
+    """``datasets``' own progress bars ("Generating test split", "Map", "Casting") and its
+    info logging off while our loads run, as they were after: a run shows one bar per stage,
+    not ten per cold load. Its warnings and errors still print."""
+    import datasets
+    from datasets.utils import logging as datasets_logging
+
+    bars = datasets.is_progress_bar_enabled()
+    verbosity = datasets_logging.get_verbosity()
+    datasets.disable_progress_bars()
+    datasets_logging.set_verbosity(max(verbosity, datasets_logging.WARNING))
+    try:
+        yield
+    finally:
+        datasets_logging.set_verbosity(verbosity)
+        if bars:
+            datasets.enable_progress_bars()
 
 
 def _load(task: Task, path: str, config: str) -> Any:
@@ -274,7 +295,8 @@ def load_task(
         ``{subset: {split: data}}``.
     """
     splits = tuple(splits or task.eval_splits)
-    data = _load_task(task, splits, data_path)
+    with quiet_datasets():
+        data = _load_task(task, splits, data_path)
     if task.probe:  # the task's probe options travel with its classification data
         for by_split in data.values():
             for split, split_data in by_split.items():

@@ -34,7 +34,15 @@ from chemteb_eval.errors import ChemtebError, MissingExtraError
 
 from .hub_layout import write_hub_dataset
 
-__all__ = ["PIPCHEM_NEEDS", "SCALES", "build", "cache_dir", "dataset_path", "ensure_built"]
+__all__ = [
+    "PIPCHEM_NEEDS",
+    "SCALES",
+    "build",
+    "build_needed",
+    "cache_dir",
+    "dataset_path",
+    "ensure_built",
+]
 
 SUITE_VERSION = "1"
 SEED = 42
@@ -503,6 +511,26 @@ def _default_scale() -> str:
     return scale
 
 
+def _target(scale: str) -> Path:
+    """The folder a build of ``scale`` with the installed sources and this code goes to."""
+    versions = _versions()
+    # The builder's own code is part of the key: a changed rule never reuses an old build.
+    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    key = hashlib.sha256(json.dumps([SUITE_VERSION, scale, versions, code]).encode()).hexdigest()[
+        :12
+    ]
+    return cache_dir() / f"v{SUITE_VERSION}-{scale}-{key}"
+
+
+def build_needed(scale: str | None = None) -> bool:
+    """Whether the next ``ensure_built`` builds (seconds) rather than reuses a build: what the
+    runner says before the wait. ``False`` when the sources are missing (loading says so)."""
+    try:
+        return not (_target(scale or _default_scale()) / "BUILD_INFO.json").is_file()
+    except (ChemtebError, ValueError):
+        return False
+
+
 def ensure_built(scale: str | None = None) -> Path:
     """The folder of a built suite, building it on first use (a few seconds) and reusing it.
 
@@ -513,13 +541,7 @@ def ensure_built(scale: str | None = None) -> Path:
     suite.
     """
     scale = scale or _default_scale()
-    versions = _versions()
-    # The builder's own code is part of the key: a changed rule never reuses an old build.
-    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    key = hashlib.sha256(json.dumps([SUITE_VERSION, scale, versions, code]).encode()).hexdigest()[
-        :12
-    ]
-    target = cache_dir() / f"v{SUITE_VERSION}-{scale}-{key}"
+    target = _target(scale)
     if (target / "BUILD_INFO.json").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

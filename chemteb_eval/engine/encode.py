@@ -120,7 +120,14 @@ class EmbeddingEngine:
         # One global order, the same on every rank: by prompt, longest texts first.
         todo.sort(key=lambda k: (unique[k][0], -len(unique[k][1])))
         bar = tqdm(
-            total=len(todo), desc="encoding", unit="text", disable=not self.progress or not todo
+            total=len(todo),
+            desc="encoding",
+            unit="text",
+            disable=not self.progress or not todo,
+            # One rate: the model's texts per second, as the run's summary reports it (tqdm's
+            # own rate, over wall time smoothed, disagreed with it).
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+            "[{elapsed}<{remaining}{postfix}]",
         )
         if self.state is None:
             for start in range(0, len(todo), self.block):
@@ -172,10 +179,11 @@ class EmbeddingEngine:
                 self.stats.encoded += len(batch)
                 out.update(zip(batch, vectors, strict=True))
                 cost.update((k, elapsed / len(batch)) for k in batch)
-                bar.update(len(batch))
-                bar.set_postfix(
-                    texts_per_s=f"{self.stats.encoded / max(self.stats.seconds, 1e-9):.0f}"
+                bar.set_postfix_str(
+                    f"{self.stats.encoded / max(self.stats.seconds, 1e-9):.0f} texts/s",
+                    refresh=False,
                 )
+                bar.update(len(batch))
         dim = self.encoder.meta.embedding_dim
         if not keys:
             return np.zeros((0, dim), np.float32), []

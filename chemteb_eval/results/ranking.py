@@ -11,7 +11,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
+from chemteb_eval.tasks import (
+    BENCHMARKS,
+    Benchmark,
+    Task,
+    benchmark_tasks,
+    eval_splits,
+    get_benchmark,
+    main_score,
+)
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
 from .evidence import Evidence
@@ -19,9 +27,13 @@ from .runs import LEGACY_RUN_META, RUNS_FILE, latest_run, read_runs
 from .schema import ResultFile, match_task, read_json_object
 
 __all__ = [
+    "DEFAULT_BENCHMARK",
     "DETAIL_KEYS",
+    "BenchmarkCoverage",
     "ModelResults",
     "ScannedModel",
+    "benchmark_coverage",
+    "choose_benchmark",
     "rank_models",
     "read_model_table",
     "read_results",
@@ -29,6 +41,9 @@ __all__ = [
 ]
 
 PAPER_TABLE = "paper_models.csv"  # the model table a results root may have beside it
+# What `rank` and the Space show when the results say nothing (no file matches any benchmark),
+# and the first of equally covered benchmarks.
+DEFAULT_BENCHMARK = "ChemTEB(paper)"
 
 # Scores the per-task views show beside the main score, per task type (MTEB's key names).
 DETAIL_KEYS: Mapping[str, tuple[str, ...]] = {name: k.detail_keys for name, k in KINDS.items()}
@@ -247,6 +262,77 @@ def read_results(
     models = [_model_results(source, bench, tasks) for source in scanned]
     _note_other_data(models, tasks)
     return models
+
+
+@dataclass(frozen=True)
+class BenchmarkCoverage:
+    """How much of one benchmark a set of result folders holds."""
+
+    benchmark: Benchmark
+    tasks: int  # the benchmark's tasks
+    models: int  # models with a score on at least one of them
+    complete: int  # models with a score on every one
+    scores: int  # (model, task) scores found
+
+    def describe(self) -> str:
+        """``1 of 2 model(s) complete on its 7 tasks``; ``3 score(s) on its 35 tasks, no model
+        complete``; ``none of its 35 tasks``."""
+        if self.complete:
+            return f"{self.complete} of {self.models} model(s) complete on its {self.tasks} tasks"
+        if self.scores:
+            return f"{self.scores} score(s) on its {self.tasks} tasks, no model complete"
+        return f"none of its {self.tasks} tasks"
+
+
+def benchmark_coverage(scanned: list[ScannedModel]) -> list[BenchmarkCoverage]:
+    """Every registered benchmark's coverage by ``scanned``, best covered first: most complete
+    models, then most scores per task, then ``DEFAULT_BENCHMARK``, then the most tasks (a
+    benchmark covered as fully as a smaller one says more), then registry order."""
+    found = []
+    for name in BENCHMARKS:
+        bench = get_benchmark(name)
+        tasks = len(benchmark_tasks(bench))
+        counts = [len(m.scores) for m in read_results(scanned, bench)]
+        found.append(
+            BenchmarkCoverage(
+                benchmark=bench,
+                tasks=tasks,
+                models=sum(1 for n in counts if n),
+                complete=sum(1 for n in counts if n == tasks),
+                scores=sum(counts),
+            )
+        )
+    order = list(BENCHMARKS)
+    return sorted(
+        found,
+        key=lambda c: (
+            -c.complete,
+            -c.scores / c.tasks,
+            c.benchmark.name != DEFAULT_BENCHMARK,
+            -c.tasks,
+            order.index(c.benchmark.name),
+        ),
+    )
+
+
+def choose_benchmark(scanned: list[ScannedModel]) -> tuple[Benchmark, str]:
+    """The registered benchmark ``scanned`` covers best (``benchmark_coverage``), and why, as a
+    clause for a sentence that names it: ``the benchmark these results cover best (1 of 1
+    model(s) complete on its 7 tasks; no other benchmark has any of their tasks)``. With no
+    score on any benchmark, ``DEFAULT_BENCHMARK``, saying so."""
+    ranked = benchmark_coverage(scanned)
+    best = ranked[0]
+    if not best.scores:
+        return get_benchmark(DEFAULT_BENCHMARK), (
+            "the default: no result file here is a task of any registered benchmark"
+        )
+    why = f"the benchmark these results cover best ({best.describe()}"
+    runner_up = ranked[1] if len(ranked) > 1 else None
+    if runner_up is not None and runner_up.scores:
+        why += f"; next best {runner_up.benchmark.name}: {runner_up.describe()}"
+    elif runner_up is not None:
+        why += "; no other benchmark has any of their tasks"
+    return best.benchmark, why + ")"
 
 
 def _note_other_data(models: list[ModelResults], tasks: list[Task]) -> None:

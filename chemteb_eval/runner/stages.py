@@ -27,6 +27,7 @@ from chemteb_eval.data import cache_root, load_task
 from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.data.loader import user_copy
 from chemteb_eval.data.pipchem import PIPCHEM_NEEDS
+from chemteb_eval.data.pipchem import build_needed as pipchem_build_needed
 from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
@@ -82,7 +83,8 @@ class RunReport:
     """What a run did: per-task status, the encoding statistics, where results are.
 
     ``main_scores`` are the plan's main score of each finished task, averaged over its subsets
-    and then over the plan's splits (what ``chemteb rank`` shows for it).
+    and then over the plan's splits (what ``chemteb rank`` shows for it); for a task skipped
+    because its result file exists, the score that file holds.
     """
 
     results_dir: Path
@@ -140,11 +142,16 @@ def _cache_folder(cache_dir: str | Path | None) -> Path:
 
 
 def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: Log) -> list[Task]:
-    """The plan's tasks without a result file (all of them with ``overwrite``)."""
+    """The plan's tasks without a result file (all of them with ``overwrite``). A skipped
+    task's score in the report is its stored file's, by the plan's main score and splits."""
     todo = []
     for task in plan.tasks:
-        if (out_dir / f"{task.name}.json").is_file() and not overwrite:
+        path = out_dir / f"{task.name}.json"
+        if path.is_file() and not overwrite:
             report.statuses[task.name] = "skipped"
+            score = _stored_score(plan, task, path)
+            if score is not None:
+                report.main_scores[task.name] = score
         else:
             todo.append(task)
     if report.statuses:
@@ -153,6 +160,16 @@ def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: 
             "(use --overwrite to rerun)."
         )
     return todo
+
+
+def _stored_score(plan: Plan, task: Task, path: Path) -> float | None:
+    """The plan's main score in a result file written earlier; ``None`` when it has none or
+    cannot be read (the summary then shows no number, as for a task that failed)."""
+    try:
+        stored = ResultFile.from_dict(read_json_object(path), path)
+        return stored.score(plan.main_score(task), plan.splits(task), task.subset_weight_key)
+    except (OSError, ValueError):
+        return None
 
 
 def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> dict[str, Path]:
@@ -176,10 +193,20 @@ def load(
     report: RunReport,
     log: Log,
     data_paths: Mapping[str, Path] | None = None,
+    *,
+    progress: bool = False,
 ) -> dict[str, TaskData]:
-    """Each task's data for the plan's splits; a task whose data fails is recorded, not fatal."""
+    """Each task's data for the plan's splits; a task whose data fails is recorded, not fatal
+    (one ``[failed]`` line, the recorded error). With ``progress``, a bar over the tasks."""
+    from tqdm.auto import tqdm
+
+    if any(t.builder == "pipchem" for t in todo) and pipchem_build_needed():
+        log(
+            "Building the PipChem suite from its pip-installed sources (once, 10-20 s); "
+            "later runs reuse it."
+        )
     loaded: dict[str, TaskData] = {}
-    for task in todo:
+    for task in tqdm(todo, desc="loading data", unit="task", disable=not progress or not todo):
         try:
             loaded[task.name] = load_task(
                 task, splits=plan.splits(task), data_path=(data_paths or {}).get(task.name)
@@ -187,8 +214,19 @@ def load(
         except Exception as exc:  # one task's failure is recorded; the run goes on
             report.statuses[task.name] = "failed"
             report.errors[task.name] = f"{type(exc).__name__}: {exc}"
-            log(f"[failed] {task.name}: could not load data: {exc}")
+            # our errors are sentences that say what to do; others keep their type's name
+            why = str(exc) if isinstance(exc, ChemtebError) else report.errors[task.name]
+            _tell(log, f"[failed] {task.name}: could not load data: {why}")
     return loaded
+
+
+def _tell(log: Log, message: str) -> None:
+    """``log(message)`` with any progress bar cleared first and redrawn after, so the line
+    stands on its own instead of breaking the bar."""
+    from tqdm.auto import tqdm
+
+    with tqdm.external_write_mode():
+        log(message)
 
 
 def requests(
@@ -291,7 +329,9 @@ def _evaluate_all(
     owners: Counter[str] = Counter()
     for name, data in loaded.items():
         owners.update(task_keys(context.encoder, by_name[name], data))
-    for name in tqdm(list(loaded), desc="tasks", unit="task", disable=not context.progress):
+    for name in tqdm(
+        list(loaded), desc="tasks", unit="task", disable=not context.progress or not loaded
+    ):
         task = by_name[name]
         try:
             items: dict[tuple[str, str], dict[str, Any]] = {}
@@ -305,7 +345,7 @@ def _evaluate_all(
         except Exception as exc:
             report.statuses[name] = "failed"
             report.errors[name] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            log(f"[failed] {name}: {report.errors[name]}")
+            _tell(log, f"[failed] {name}: {report.errors[name]}")
             continue
         try:  # the summary's number: the plan's main score, over the plan's splits
             score = result.score(plan.main_score(task), plan.splits(task), task.subset_weight_key)
@@ -560,7 +600,9 @@ def run(
                 f"--output-dir: {out_dir / 'model_meta.json'} cannot be written "
                 f"({exc.strerror or exc}); pass a folder you can write to."
             ) from None
-    loaded = load(plan, pending(plan, out_dir, overwrite, report, log), report, log, paths)
+    loaded = load(
+        plan, pending(plan, out_dir, overwrite, report, log), report, log, paths, progress=progress
+    )
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     try:
         engine.prefetch(requests(encoder, {t.name: t for t in plan.tasks}, loaded))
