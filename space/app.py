@@ -64,7 +64,12 @@ from chemteb_eval.results.leaderboard import (
     read_model_table,
     task_size,
 )
-from chemteb_eval.results.ranking import ScannedModel, scan_results
+from chemteb_eval.results.ranking import (
+    DEFAULT_BENCHMARK,
+    ScannedModel,
+    choose_benchmark,
+    scan_results,
+)
 from chemteb_eval.tasks import get_benchmark, main_score
 from chemteb_eval.tasks.kinds import CHEMTEB_TYPES as TASK_TYPES
 
@@ -109,6 +114,8 @@ class AppState:
     default_benchmark: str
     families: list[str]
     source: str = ""
+    # why the page opens on default_benchmark when no one named it: the results cover it best
+    opened_because: str = ""
     mteb: MtebScores | None = None  # general-domain scores for the "ChemTEB vs MTEB" tab
     mteb_source: str = ""
     min_mteb_coverage: float = 1.0
@@ -118,7 +125,7 @@ def build_state(
     results: Sequence[str | Path],
     *,
     model_table: str | Path | None = None,
-    default_benchmark: str = "ChemTEB(paper)",
+    default_benchmark: str | None = None,
     source: str = "",
     mteb_scores: str | Path | None = None,
     mteb_results: Sequence[str | Path] = (),
@@ -130,7 +137,9 @@ def build_state(
         results: result folders.
         model_table: a CSV of model facts (``paper_models.csv``'s columns); default a
             ``paper_models.csv`` beside a results folder.
-        default_benchmark: the benchmark shown first.
+        default_benchmark: the benchmark shown first; default the one the results cover best
+            (``choose_benchmark``: a folder of ``chemteb run``'s PipChem results opens on
+            PipChem), with a line saying so.
         source: where the results came from, for the page header.
         mteb_scores: MTEB(eng, v1) scores (``mteb_eng_v1_scores.csv``'s columns); default the
             file of that name in or beside a results folder, if there is one.
@@ -159,6 +168,11 @@ def build_state(
         board = build_leaderboard(scanned, get_benchmark(name), model_table=table)
         if board.overall:
             boards[name] = board
+    opened_because = ""
+    if default_benchmark is None:
+        chosen, why = choose_benchmark(scanned)
+        default_benchmark = chosen.name if chosen.name in boards else DEFAULT_BENCHMARK
+        opened_because = why if chosen.name in boards else ""
     if default_benchmark not in boards:
         raise ValueError(f"default_benchmark: {default_benchmark!r}; use one of {list(boards)}.")
     families = sorted({f.family for b in boards.values() for f in b.facts.values()})
@@ -170,6 +184,7 @@ def build_state(
         default_benchmark=default_benchmark,
         families=families,
         source=source,
+        opened_because=opened_because,
         mteb=mteb,
         mteb_source=mteb_source,
         min_mteb_coverage=min_mteb_coverage,
@@ -296,7 +311,13 @@ def view_tables(
     filters = _filters(openness, sizes, families, query)
     overall_rows = filtered(board, board.overall, filters)
     overall = frame(overall_rows, columns=list(board.overall[0]) if board.overall else None)
-    out: list[Any] = [_summary(board, overall_rows), _notice(state, board), _table(overall)]
+    summary = _summary(board, overall_rows)
+    if state.opened_because and board.benchmark.name == state.default_benchmark:
+        summary += (
+            f"\n\nOpened on **{md(board.benchmark.name)}**, {md(state.opened_because)}; "
+            "choose another under *Benchmark*."
+        )
+    out: list[Any] = [summary, _notice(state, board), _table(overall)]
     out.append(
         write_csv(
             overall.drop(columns=["Complete"], errors="ignore"), f"{board.benchmark.name}-overall"
@@ -498,7 +519,13 @@ def _url_js(names: Sequence[str]) -> str:
 
 
 # The URL as the page was opened, kept before any event can rewrite it (launch(head=...)).
-HEAD = "<script>window.chemtebInitialURL = window.location.href;</script>"
+# And the tables' headers wrap between words, never inside one ("Classif / ication"): a column
+# is at least as wide as its longest header word.
+HEAD = (
+    "<script>window.chemtebInitialURL = window.location.href;</script>"
+    "<style>.gradio-container th span { word-break: normal !important;"
+    " overflow-wrap: normal !important; hyphens: none; }</style>"
+)
 _OPEN_TAB_JS = (
     "() => { const t = new URL(window.chemtebInitialURL || window.location.href).searchParams.get('tab');"
     " const b = t && document.getElementById('tab-' + t + '-button'); if (b) b.click(); }"
@@ -858,7 +885,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--models", metavar="CSV", help="model facts table (paper_models.csv's columns)"
     )
-    parser.add_argument("--benchmark", default="ChemTEB(paper)", help="the benchmark shown first")
+    parser.add_argument(
+        "--benchmark",
+        help="the benchmark shown first (default: the one the results cover best)",
+    )
     parser.add_argument(
         "--mteb-scores",
         metavar="CSV",

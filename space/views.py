@@ -87,11 +87,21 @@ def md_code(text: Any) -> str:
     return f"{fence}{pad}{flat}{pad}{fence}"
 
 
+# Two folders naming one model are told apart as "model [folder]" (results.ranking): shown as
+# the model (its link, if a Hub id) and the folder as code, not as a bracket that reads like a
+# broken Markdown link.
+_TOLD_APART = re.compile(r"(?s)(.+) \[([^\[\]]+)\]")
+
+
 def _model_cell(model: str, complete: bool) -> str:
     # Hub ids link to their model page; API models and other names have no page.
-    name = md(model)
-    if _HUB_ID.fullmatch(model) and ".." not in model:
-        name = f"[{name}](https://huggingface.co/{model})"
+    told_apart = _TOLD_APART.fullmatch(model)
+    base = told_apart.group(1) if told_apart else model
+    name = md(base)
+    if _HUB_ID.fullmatch(base) and ".." not in base:
+        name = f"[{name}](https://huggingface.co/{base})"
+    if told_apart:
+        name += f" · {md_code(told_apart.group(2))}"
     return name if complete else f"{name} ⚠ incomplete"
 
 

@@ -229,6 +229,48 @@ def test_an_empty_results_folder_gives_a_page(tmp_path: Path) -> None:
         app.build_state([tmp_path / "missing"])
 
 
+def _model_cells(table: Any) -> list[str]:
+    value = table["value"]
+    column = value["headers"].index("Model")
+    return [row[column] for row in value["metadata"]["display_value"]]
+
+
+def test_the_first_page_of_a_pipchem_only_folder_shows_its_models(tmp_path: Path) -> None:
+    """A folder of `chemteb run`'s default (PipChem) results opens on PipChem and says why."""
+    root = write_synthetic_results(tmp_path / "results", n_models=3, seed=2, benchmark="PipChem")
+    state = app.build_state([root])
+    assert state.default_benchmark == "PipChem"
+    out = app.view_all(state, *_defaults(state))
+    assert "**PipChem** — 7 tasks" in out[0] and "Showing 3 of 3 models (3 complete" in out[0]
+    assert (
+        "Opened on **PipChem**, the benchmark these results cover best \\(3 of 3 model\\(s\\) "
+        "complete on its 7 tasks; no other benchmark has any of their tasks\\); choose another "
+        "under *Benchmark*."
+    ) in out[0]
+    cells = _model_cells(out[2])
+    assert sorted(cells) == [
+        f"[synthetic-org{i}/model-00{i}](https://huggingface.co/synthetic-org{i}/model-00{i})"
+        for i in range(3)
+    ]
+    # a benchmark named by the caller is opened as before, without the line
+    state = app.build_state([root], default_benchmark="ChemTEB(paper)")
+    out = app.view_all(state, *_defaults(state))
+    assert "no model has results" in out[0] and "Opened on" not in out[0]
+
+
+def test_two_folders_of_one_model_show_the_model_and_its_folder(tmp_path: Path) -> None:
+    import shutil
+
+    root = write_synthetic_results(tmp_path / "a", n_models=1, benchmark="PipChem")
+    copy = tmp_path / "b"
+    shutil.copytree(root, copy)
+    state = app.build_state([root, copy])
+    cells = _model_cells(app.view_tables(state, "PipChem", "all", [], [], "")[2])
+    link = "[synthetic-org0/model-000](https://huggingface.co/synthetic-org0/model-000)"
+    # the model's own link, then the folder as code: no "\\[...\\]" that reads as a broken link
+    assert cells == [f"{link} · `{r / 'synthetic-org0__model-000'}`" for r in (root, copy)]
+
+
 @pytest.mark.slow
 def test_the_app_starts_from_a_hub_repo(hub: FakeHub, tmp_path: Path) -> None:
     """As on a Space: no --results, the repo and pinned revision from the environment."""
