@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -39,6 +41,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.auth.append(self.headers.get("Authorization"))
         if self.path != "/v1/embeddings" or body.get("model") == "missing":
             self._send(404, {"error": "model not found"})
+            return
+        if body.get("model") == "locked":
+            self._send(401, {"error": "invalid api key"})
             return
         if self.server.failures:
             self._send(self.server.failures.pop(0), {"error": "busy"}, {"Retry-After": "0"})
@@ -105,6 +110,70 @@ def test_client_errors_and_unreachable_servers_are_clear(server: _Server) -> Non
     server.server_close()
     with pytest.raises(ChemtebError, match=r"failed 2 times \(ConnectError"):
         HTTPEmbeddingEncoder("x", api_base=f"http://127.0.0.1:{port}/v1", backoff=0, max_retries=1)
+
+
+def test_openai_without_a_key_is_said_before_any_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ChemtebError) as info:
+        HTTPEmbeddingEncoder("text-embedding-3-small")
+    assert str(info.value) == (
+        "model openai:text-embedding-3-small: no API key for https://api.openai.com/v1: set "
+        "OPENAI_API_KEY (export OPENAI_API_KEY=sk-...), or point --api-base (api_base, "
+        "$OPENAI_BASE_URL) at a server that needs none."
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", "  ")  # blank is no key
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://API.openai.com/v1/")
+    with pytest.raises(
+        ChemtebError, match=r"no API key for https://API\.openai\.com/v1: set OPENAI"
+    ):
+        HTTPEmbeddingEncoder("m")
+
+
+def test_a_refused_key_or_none_sent_is_named(
+    server: _Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(
+        ChemtebError, match=r"answered 401 .* \(no key was sent: set OPENAI_API_KEY\)"
+    ):
+        HTTPEmbeddingEncoder("locked", api_base=_url(server), backoff=0)
+    with pytest.raises(
+        ChemtebError, match=r"answered 401 .* key sent, from OPENAI_API_KEY .* refused"
+    ):
+        HTTPEmbeddingEncoder("locked", api_base=_url(server), api_key="sk-bad", backoff=0)
+
+
+def test_an_unreachable_host_is_not_a_rate_limit() -> None:
+    # a name that does not resolve (no network; .invalid never resolves): at once, not retried
+    started = time.perf_counter()
+    with pytest.raises(ChemtebError) as info:
+        HTTPEmbeddingEncoder("m", api_base="http://api.example.invalid/v1")  # default retries
+    assert time.perf_counter() - started < 5
+    message = str(info.value)
+    assert message.startswith(
+        "http://api.example.invalid/v1/embeddings cannot be reached: its host name does not "
+        "resolve (ConnectError: "
+    )
+    assert "rate" not in message and "smaller batches" not in message
+    # a port where nothing listens: retried twice (a server restarting), not six times
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ChemtebError) as info:
+        HTTPEmbeddingEncoder("m", api_base=f"http://127.0.0.1:{port}/v1", backoff=0)
+    message = str(info.value)
+    assert "failed 3 times (ConnectError" in message and "the host cannot be reached" in message
+    assert "rate" not in message and "smaller batches" not in message
+
+
+def test_a_failing_server_is_not_called_rate_limiting_for_sure(server: _Server) -> None:
+    enc = HTTPEmbeddingEncoder("test-embed", api_base=_url(server), backoff=0, max_retries=2)
+    server.failures = [503] * 3
+    with pytest.raises(
+        ChemtebError, match=r"failed 3 times \(HTTP 503\); the server is down, overloaded"
+    ):
+        enc.encode(["c"], prompt="", batch_size=8)
 
 
 @pytest.mark.slow

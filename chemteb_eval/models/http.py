@@ -2,8 +2,10 @@
 
 ``POST {api_base}/embeddings`` with ``{"model": ..., "input": [texts]}``; the response's
 ``data[i].index`` puts vectors back in input order. Batches are bounded by count; 429 and 5xx
-answers and connection errors are retried with exponential backoff (``Retry-After`` honoured);
-``requests_per_minute`` spaces requests out.
+answers and broken connections are retried with exponential backoff (``Retry-After``
+honoured), a host that cannot be reached is said in seconds (``_retry.post_json``), and
+``api.openai.com`` without a key is said before any request; ``requests_per_minute`` spaces
+requests out.
 """
 
 from __future__ import annotations
@@ -21,6 +23,19 @@ from ._retry import post_json
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 
+# Seconds to open a connection (the request itself gets ``timeout``).
+_CONNECT_TIMEOUT = 10.0
+# Hosts that answer nothing without a key (OpenAI's API); other servers (vLLM, TEI, a proxy)
+# may need none.
+_KEYED_HOSTS = ("api.openai.com",)
+
+
+def _needs_key(api_base: str) -> bool:
+    from urllib.parse import urlparse
+
+    host = (urlparse(api_base).hostname or "").lower()
+    return host in _KEYED_HOSTS
+
 
 class HTTPEmbeddingEncoder:
     """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint.
@@ -28,7 +43,8 @@ class HTTPEmbeddingEncoder:
     Args:
         model: the model name the server knows.
         api_base: the API root (default ``$OPENAI_BASE_URL`` or ``https://api.openai.com/v1``).
-        api_key: the bearer token (default ``$OPENAI_API_KEY``; none for local servers).
+        api_key: the bearer token (default ``$OPENAI_API_KEY``; none for local servers, required
+            for ``api.openai.com``).
         max_batch: texts per request.
         max_retries: retries of one request before giving up.
         backoff: the first retry's wait in seconds (doubling each time, at most 60 s).
@@ -55,9 +71,18 @@ class HTTPEmbeddingEncoder:
         self.api_base = (
             api_base or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         ).rstrip("/")
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        key = (api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")).strip()
+        if not key and _needs_key(self.api_base):
+            raise ChemtebError(
+                f"model openai:{model}: no API key for {self.api_base}: set OPENAI_API_KEY "
+                "(export OPENAI_API_KEY=sk-...), or point --api-base (api_base, "
+                "$OPENAI_BASE_URL) at a server that needs none."
+            )
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        # A connection is made in seconds or not at all: an address that drops packets must not
+        # cost the read timeout on every retry.
+        limits = httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT))
+        self._client = httpx.Client(timeout=limits, headers=headers)
         self.model = model
         self.max_batch = max_batch
         self.max_retries = max_retries
