@@ -307,3 +307,33 @@ def test_compare_says_what_it_is_doing(first_run: dict[str, Any], tmp_path: Path
         "comparing on PipChem: per-task paired bootstraps (100 resamples each, from the runs' "
         "items files) and a sign-flip test over tasks..."
     )
+
+
+def test_the_pipchem_scale_is_a_documented_flag(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--pipchem-scale small` chooses the build (the setting the builder reads); another value
+    is refused by name."""
+    import os
+
+    from chemteb_eval import runner
+    from chemteb_eval.cli import main
+
+    seen: list[str | None] = []
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(*args: object, **kwargs: object) -> None:
+        seen.append(os.environ.get("CHEMTEB_PIPCHEM_SCALE"))
+        raise Stop
+
+    monkeypatch.delenv("CHEMTEB_PIPCHEM_SCALE", raising=False)
+    monkeypatch.setattr(runner, "run", fake_run)
+    with pytest.raises(Stop):
+        main(["run", "--pipchem-scale", "small"])
+    assert seen == ["small"]
+    monkeypatch.delenv("CHEMTEB_PIPCHEM_SCALE", raising=False)
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "--pipchem-scale", "tiny"])
+    assert exited.value.code == 2 and "--pipchem-scale" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -146,6 +147,12 @@ def add_run(sub: Subparsers) -> None:
         type=float,
         help="F-beta's beta for the classification and NER probes (default: F1 only)",
     )
+    runner.add_argument(
+        "--pipchem-scale",
+        choices=("full", "small"),
+        help="the PipChem build to score on: full (default; the README's figures) or small (a "
+        "quick check; other data, not comparable); the same as CHEMTEB_PIPCHEM_SCALE",
+    )
     runner.add_argument("--quiet", action="store_true", help="no progress bars")
     runner.set_defaults(func=_cmd_run)
 
@@ -175,6 +182,9 @@ def _data_paths(values: list[str] | None, selected: list[Any] | None) -> dict[st
 def _cmd_run(args: argparse.Namespace) -> int:
     from chemteb_eval import tasks
     from chemteb_eval.runner import run
+
+    if args.pipchem_scale:  # the one setting the PipChem builder reads, for this run
+        os.environ["CHEMTEB_PIPCHEM_SCALE"] = args.pipchem_scale
 
     selected = None
     if args.task:
