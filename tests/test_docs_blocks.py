@@ -4,7 +4,8 @@ Each Python or shell block is preceded by a marker, ``<!-- block: KIND (what it 
 
 - ``offline``: runs here as written, offline (the Python is run; from the checkout's root);
 - ``hub``: needs the Hugging Face Hub — the Python is run against the loopback Hub with the metric
-  Spaces published there; each ``chemteb`` line's arguments are checked;
+  Spaces published there; each ``chemteb`` line's arguments are checked, and offline it must
+  fail at once in one line that says what to do;
 - ``slow``: offline but minutes long (``chemteb run``): its arguments are checked;
 - ``yours``: needs what only the user has (their model folder, API key, data copies, a clone of
   MTEB's results): its arguments are checked;
@@ -136,6 +137,42 @@ def test_every_command_is_one_chemteb_takes(block: Block) -> None:
             build_parser().parse_args(args)
         except SystemExit:
             pytest.fail(f"{block.where}: `{shlex.join(words)}` is not a valid chemteb command")
+
+
+_HUB_COMMANDS = [
+    (b, words)
+    for b in BLOCKS
+    if b.lang == "bash" and b.kind == "hub"
+    for words in _commands(b)
+    if words[0] == "chemteb"  # torchrun adds its own report of a failed child
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "block, words", _HUB_COMMANDS, ids=[f"{b.where}:{w[1]}" for b, w in _HUB_COMMANDS]
+)
+def test_hub_commands_offline_fail_fast_in_one_line(
+    block: Block, words: list[str], tmp_path: Path
+) -> None:
+    """What a newcomer without the Hub (or a token) meets: one line saying what to do, at once."""
+    import time
+
+    env = _env(HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf"), CHEMTEB_CACHE=str(tmp_path))
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "chemteb_eval.cli", *words[1:]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    seconds = time.perf_counter() - started
+    lines = [x for x in done.stderr.splitlines() if x.strip()]
+    assert done.returncode in (1, 2), f"{block.where}: {shlex.join(words)}\n{done.stderr[-2000:]}"
+    assert len(lines) == 1 and "Traceback" not in done.stderr, (block.where, lines[-5:])
+    assert seconds < 15, f"{block.where}: {shlex.join(words)} took {seconds:.1f} s to fail"
 
 
 def _env(**extra: str) -> dict[str, str]:
