@@ -29,9 +29,14 @@ def cache_root() -> Path:
 
 
 def shared_data_root() -> Path:
-    """Where the local copies live (``$CHEMTEB_SHARED_DATA`` or ``<checkout>/../shared/data``)."""
+    """Where the copies of the scientific-text sets live: ``$CHEMTEB_SHARED_DATA``; in a
+    developer's checkout the ``shared/data`` beside it; else ``<cache>/data`` (a user's own
+    copies: chemteb-eval does not ship these sets)."""
     env = os.environ.get("CHEMTEB_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "data"
+    if env:
+        return Path(env)
+    beside = Path(__file__).resolve().parents[2] / "shared" / "data"
+    return beside if beside.is_dir() else cache_root() / "data"
 
 
 # A probe's answer, per endpoint, for this long: one run asks several times (the model, then

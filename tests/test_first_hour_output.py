@@ -337,3 +337,32 @@ def test_the_pipchem_scale_is_a_documented_flag(
     with pytest.raises(SystemExit) as exited:
         main(["run", "--pipchem-scale", "tiny"])
     assert exited.value.code == 2 and "--pipchem-scale" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, reader", [("stsb", "read_stsb"), ("bc5cdr", "read_bc5cdr")])
+def test_a_missing_scientific_set_says_what_to_put_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, reader: str
+) -> None:
+    """A user has no ../shared: the message names the folder, the files it needs and where the
+    task's source is listed — never a README the user does not have."""
+    from chemteb_eval.data import shared_sets
+    from chemteb_eval.errors import MissingDataError
+
+    monkeypatch.setenv("CHEMTEB_SHARED_DATA", str(tmp_path))
+    with pytest.raises(MissingDataError) as caught:
+        getattr(shared_sets, reader)("test")
+    message = str(caught.value)
+    assert message.startswith(f"{name}: no copy at {tmp_path / name}.")
+    assert "README" not in message and "../shared" not in message
+    assert ".tsv" in message or ".csv" in message
+    assert "chemteb list -b SciEmbed" in message
+
+
+def test_no_task_record_points_a_user_at_the_shared_folder() -> None:
+    from chemteb_eval.tasks import BENCHMARKS, benchmark_tasks
+
+    for bench in BENCHMARKS.values():
+        assert "../shared" not in bench.description, bench.name
+        for task in benchmark_tasks(bench):
+            for text in (task.source or "", task.license or "", task.obtain or ""):
+                assert "../shared" not in text, (task.name, text)

@@ -268,7 +268,8 @@ def add_compare_domains(sub: Subparsers) -> None:
     comp.add_argument("--model-table", help="CSV with results_dir,model_id (as for rank)")
     comp.add_argument(
         "--mteb-scores",
-        help="MTEB(eng, v1) scores CSV (default: ../shared/reference/mteb_eng_v1_scores.csv)",
+        help="MTEB(eng, v1) scores CSV: model_id, task, task_type, split, main_score (default: "
+        "the developers' reference copy, where there is one)",
     )
     comp.add_argument(
         "--mteb-results",
@@ -299,9 +300,10 @@ def _cmd_compare_domains(args: argparse.Namespace) -> int:
     default = shared_data_root().parent / "reference" / "mteb_eng_v1_scores.csv"
     source = Path(args.mteb_scores) if args.mteb_scores else default
     if not source.is_file():
+        named = f"{source} is not there" if args.mteb_scores else "not given"
         raise ChemtebError(
-            f"--mteb-scores: {source} is not there; pass the MTEB(eng, v1) scores CSV "
-            "(model_id, task, task_type, split, main_score)."
+            f"--mteb-scores: {named}; pass the MTEB(eng, v1) scores CSV (model_id, task, "
+            "task_type, split, main_score; chemteb-eval does not ship one)."
         )
     mteb = read_mteb_csv(source)
     for folder in args.mteb_results or []:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from chemteb_eval._env import shared_data_root
 from chemteb_eval._files import parse_json
-from chemteb_eval.errors import ChemtebError, MissingDataError, short_repr
+from chemteb_eval.errors import MissingDataError, short_repr
 from chemteb_eval.tasks.scitext import SEMEVAL_PAIRS
 
 from .types import ClassificationData, NerData, SplitData, StsData, WordPairData
@@ -74,13 +74,25 @@ def _tsv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
             yield n, text.split("\t")
 
 
+# What each copy's folder holds (what the readers below open), for the message that asks for it.
+_LAYOUT = {
+    "stsb": "sts-train.csv, sts-dev.csv, sts-test.csv (the STS benchmark's tab-separated files)",
+    "bc5cdr": "train.tsv, devel.tsv, test.tsv (token<TAB>IOB2 tag, a blank line between sentences)",
+    "scierc": "train.tsv, dev.tsv, test.tsv (token<TAB>IOB2 tag, a blank line between sentences)",
+    "umnsrs": "similarity.tsv, relatedness.tsv, similarity_mod.tsv, relatedness_mod.tsv "
+    "(word1<TAB>word2<TAB>score, 0-1600)",
+    "semeval_sts": "stsYYYY.<subset>.test.tsv (score<TAB>sentence 1<TAB>sentence 2)",
+    "reuters12": "train.jsonl, test.jsonl ({id, text, label} lines)",
+}
+
+
 def _folder(name: str) -> Path:
     folder = shared_data_root() / name
     if not folder.is_dir():
-        raise ChemtebError(
-            f"{name}: no local copy at {folder}. Set CHEMTEB_SHARED_DATA to the folder holding "
-            f"{name}/ (its README says where the files come from), or run from a checkout beside "
-            "shared/."
+        raise MissingDataError(
+            f"{name}: no copy at {folder}. chemteb-eval does not ship this data set (each task's "
+            f"source: `chemteb list -b SciEmbed`); put your copy there as {_LAYOUT.get(name, 'its files')}, "
+            f"or set CHEMTEB_SHARED_DATA to the folder that holds {name}/."
         )
     return folder
 
@@ -163,7 +175,7 @@ def read_bc5cdr(split: str) -> NerData:
     return NerData(train_tokens, train_tags, test_tokens, test_tags)
 
 
-# SciERC's six entity types (../shared/data/scierc/README.md).
+# SciERC's six entity types (as the released data has them).
 SCIERC_TYPES = frozenset({"Task", "Method", "Metric", "Material", "OtherScientificTerm", "Generic"})
 
 

@@ -77,7 +77,7 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
             collection="scitext",
             tasks=("STSBenchmark", "BC5CDRChemicalNER"),
             aggregation=Aggregation("mean"),
-            description="Scientific-text embedding checks that run offline on ../shared/data: "
+            description="Scientific-text embedding checks that run offline on copies of their public sets (CHEMTEB_SHARED_DATA): "
             "STS benchmark (Spearman) and BC5CDR chemical NER (probe F1). BIOSSES is registered "
             "but unpinned.",
         ),
@@ -87,7 +87,7 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
             tasks=SCIEMBED_TASKS,
             aggregation=Aggregation("mean"),
             description="The scientific-embedding study's design (Ahmed et al. 2025) on the sets "
-            "that run offline from ../shared/data: word similarity (UMNSRS x4) and sentence "
+            "that run offline on copies of their public sets (CHEMTEB_SHARED_DATA): word similarity (UMNSRS x4) and sentence "
             "similarity (SemEval STS 2012-2016, STS benchmark) by Pearson (Spearman beside "
             "it), NER (SciERC, BC5CDR) by entity F1, document classification (Reuters-12) by "
             "macro F1. The restricted sets (ClinicalSTS2018/2019, CoNLL2003NER, CHEMDNERNER) "

@@ -61,9 +61,9 @@ def _semeval(year: int) -> Task:
         subset_weight_key="n_pairs",
         builder="shared",
         category="s2s",
-        source=f"SemEval/*SEM STS {year} English test subsets (brmson/dataset-sts); local copy "
-        "../shared/data/semeval_sts",
-        license="mixed per subset (research use; see ../shared/data/semeval_sts/licenses)",
+        source=f"SemEval/*SEM STS {year} English test subsets (brmson/dataset-sts); your copy in "
+        "CHEMTEB_SHARED_DATA/semeval_sts",
+        license="mixed per subset (research use; each subset's licence travels with it)",
         n_samples=sum(pairs.values()),
         split_sizes={"test": str(sum(pairs.values()))},
         description=f"Sentence similarity (0-5), {len(pairs)} subsets: Pearson of cosine "
@@ -132,7 +132,7 @@ def _umnsrs(name: str, what: str, n_pairs: int, note: str) -> Task:
         builder="shared",
         category="p2p",
         source="UMNSRS (University of Minnesota, clinical term pairs rated by residents); local "
-        "copy ../shared/data/umnsrs",
+        "copy in CHEMTEB_SHARED_DATA/umnsrs",
         license="CC0-1.0",
         n_samples=n_pairs,
         description=f"Medical term-pair {what} (0-1600) by Pearson correlation with cosine "
@@ -151,7 +151,7 @@ SCITEXT_TASKS: tuple[Task, ...] = (
         collection="scitext",
         builder="shared",
         category="s2s",
-        source="STS benchmark (captions, news, forums); local copy ../shared/data/stsb",
+        source="STS benchmark (captions, news, forums); your copy in CHEMTEB_SHARED_DATA/stsb",
         license="CC-BY-SA-4.0",
         n_samples=1379,
         description="Sentence similarity (0-5) by Spearman correlation with cosine similarity.",
@@ -187,7 +187,7 @@ SCITEXT_TASKS: tuple[Task, ...] = (
         builder="shared",
         train_split="train",
         source="SciERC (AI-paper abstracts, six scientific entity types) via allenai/scibert; "
-        "local copy ../shared/data/scierc",
+        "your copy in CHEMTEB_SHARED_DATA/scierc",
         license="Apache-2.0",
         n_samples=551,
         description="Scientific-entity NER (Task, Method, Metric, Material, "
@@ -211,7 +211,7 @@ SCITEXT_TASKS: tuple[Task, ...] = (
         probe={"full_train": True},
         category="p2p",
         source="Reuters-21578 ModApte, the 12 most frequent single-label topics (a documented "
-        "reconstruction); local copy ../shared/data/reuters12",
+        "reconstruction); your copy in CHEMTEB_SHARED_DATA/reuters12",
         license="Reuters-21578: research use only",
         n_samples=2289,
         split_sizes={"train": "5882", "test": "2289"},
@@ -258,7 +258,7 @@ SCITEXT_TASKS: tuple[Task, ...] = (
         collection="scitext",
         builder="shared",
         train_split="train",
-        source="BC5CDR chemical mentions (PubMed abstracts); local copy ../shared/data/bc5cdr",
+        source="BC5CDR chemical mentions (PubMed abstracts); your copy in CHEMTEB_SHARED_DATA/bc5cdr",
         license="CC-BY-4.0",
         description="Chemical NER by a logistic-regression probe on frozen word embeddings "
         "(first sub-token per word); entity-level F1 (conlleval chunking).",
