@@ -192,7 +192,7 @@ def test_torchrun_fails_at_once_one_line_per_process(tmp_path: Path) -> None:
     seconds = time.perf_counter() - started
     assert proc.returncode != 0
     ours = [line for line in proc.stderr.splitlines() if line.startswith("chemteb: ")]
-    assert len(ours) == 2 and len(set(ours)) == 1, proc.stderr[-3000:]
+    assert len(ours) == 1, proc.stderr[-3000:]  # said once, by rank 0, not once a process
     assert "cannot be reached" in ours[0] and "Retrying" not in proc.stderr
     assert "chemteb_eval/" not in proc.stderr  # no traceback through our code
     # two interpreters and torchrun's own start on a small machine, against 83 s before

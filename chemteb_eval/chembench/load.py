@@ -87,16 +87,28 @@ def _load_file(path: Path, out: QuestionSet) -> None:
 
 def _load_hub(repo_id: str, revision: str, configs: list[str] | None, out: QuestionSet) -> None:
     from datasets import get_dataset_config_names, load_dataset
+    from huggingface_hub import constants
 
+    from chemteb_eval._env import hub_reachable, offline_unless_reachable
+
+    asked_offline = bool(constants.HF_HUB_OFFLINE)
     try:
-        names = configs or get_dataset_config_names(repo_id, revision=revision)
-    except (OSError, ConnectionError) as exc:
+        # without a network: the cache at once, not 24 s of retries before the same failure
+        with offline_unless_reachable():
+            names = configs or get_dataset_config_names(repo_id, revision=revision)
+            loaded = [(c, load_dataset(repo_id, c, revision=revision)) for c in names]
+    except (OSError, ConnectionError, ValueError) as exc:
+        if asked_offline:
+            why = "HF_HUB_OFFLINE is set and it is not in the Hugging Face cache: unset it"
+        elif not hub_reachable():
+            why = f"the Hub ({constants.ENDPOINT}) cannot be reached and it is not cached: retry"
+        else:
+            why = f"{type(exc).__name__}: check the id and the revision, or retry"
         raise ChemtebError(
-            f"questions: cannot read {repo_id}@{revision} from the Hub ({exc}). Check the network "
-            "and HF_ENDPOINT, or pass a local folder of question files."
-        ) from exc
-    for config in names:
-        dataset = load_dataset(repo_id, config, revision=revision)
+            f"questions: cannot read {repo_id}@{revision} ({why} where the Hub can be reached), "
+            "or pass a local folder or file of question files."
+        ) from None
+    for config, dataset in loaded:
         for split in dataset:
             for n, row in enumerate(dataset[split]):
                 out.add(row, f"{config}/{split}[{n}]", config)

@@ -46,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say(line: str) -> None:
+    """An error line, once: under torchrun every process fails alike, and rank 0 says it."""
+    if os.environ.get("RANK", "0") == "0":
+        print(line, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -56,11 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: int = args.func(args)
     except ValueError as exc:
         # Bad names and arguments: one line, no traceback.
-        print(f"chemteb: error: {exc}", file=sys.stderr)
+        _say(f"chemteb: error: {exc}")
         return 2
     except ChemtebError as exc:
         # The environment (token, network, data): one line that says what to do.
-        print(f"chemteb: {exc}", file=sys.stderr)
+        _say(f"chemteb: {exc}")
         return 1
     except BrokenPipeError:  # e.g. `chemteb list | head`
         # Reading stops early; point stdout at devnull so the interpreter exits quietly.

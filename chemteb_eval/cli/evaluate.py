@@ -101,7 +101,8 @@ def add_run(sub: Subparsers) -> None:
         default="sentence-transformers/all-MiniLM-L6-v2",
         help="Hub id or folder (sentence-transformers); transformers:ID or transformers-cls:ID "
         "(mean/CLS pooling); model2vec:ID; word2vec:PATH; fasttext:PATH; openai:MODEL "
-        "(OpenAI-compatible API)",
+        "(OpenAI-compatible API). Default: sentence-transformers/all-MiniLM-L6-v2, bundled "
+        "(offline)",
     )
     runner.add_argument("--api-base", help="API root for openai: models (default $OPENAI_BASE_URL)")
     runner.add_argument("-b", "--benchmark", help=f"{', '.join(BENCHMARKS)} (default PipChem)")
@@ -114,10 +115,17 @@ def add_run(sub: Subparsers) -> None:
     runner.add_argument(
         "--output-dir", default="results", help="where result folders go (default: results)"
     )
-    runner.add_argument("--batch-size", type=int, default=32)
-    runner.add_argument("--device", help="torch device, e.g. cpu or cuda:0")
     runner.add_argument(
-        "--precision", default="float32", choices=["float32", "float16", "bfloat16"]
+        "--batch-size", type=int, default=32, help="texts per model call (default: 32)"
+    )
+    runner.add_argument(
+        "--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if there is one)"
+    )
+    runner.add_argument(
+        "--precision",
+        default="float32",
+        choices=["float32", "float16", "bfloat16"],
+        help="float32 (default), or float16/bfloat16 on CUDA",
     )
     runner.add_argument(
         "--backend",
@@ -398,10 +406,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_rank(args: argparse.Namespace) -> int:
     import json
 
-    from chemteb_eval import tasks
     from chemteb_eval.results.ranking import (
         benchmark_coverage,
-        choose_benchmark,
         rank_models,
         rank_uncertainty,
         read_results,
@@ -409,12 +415,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     )
 
     scanned = scan_results(args.results, model_table=args.model_table)
-    chosen = ""
-    if args.benchmark is None:
-        bench, why = choose_benchmark(scanned)
-        chosen = f"Ranked on {bench.name}, {why}. Another: -b NAME (`chemteb list` names them)."
-    else:
-        bench = tasks.get_benchmark(args.benchmark)
+    bench, chosen = _rank_benchmark(args, scanned)
     models = read_results(scanned, bench)
     rows = rank_models(models, bench)
     intervals = rank_uncertainty(models, bench) if args.ci else {}
@@ -426,9 +427,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     if args.json:
         if chosen:  # stdout holds the JSON alone
             print(chosen, file=sys.stderr)
-        # "mean" (over tasks) where it orders the ranking; RRF benchmarks rank by "rrf"
-        keep = [{k: v for k, v in r.items() if by_mean or k != "mean"} for r in rows]
-        print(json.dumps(keep, indent=1))
+        print(json.dumps(_rank_json(rows, by_mean), indent=1))
     else:
         if chosen:
             print(chosen)
@@ -455,6 +454,37 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     if args.correlations:  # after the ranking is printed: a bad folder must not cost it
         _write_correlations(models, bench, args, args.correlations)
     return 0
+
+
+def _rank_benchmark(args: argparse.Namespace, scanned: list[Any]) -> tuple[Any, str]:
+    """The benchmark to rank on (``-b``, else the one the results cover best) and the line
+    that says why it was chosen ("" with ``-b``); a notice when there is nothing to rank."""
+    from chemteb_eval import tasks
+    from chemteb_eval.results.ranking import choose_benchmark
+
+    if not scanned:  # the newcomer's first try, before any run
+        where = ", ".join(map(str, args.results))
+        print(
+            f"[notice] no result files under {where}: `chemteb run` writes them (to results/).",
+            file=sys.stderr,
+        )
+    if args.benchmark is not None:
+        return tasks.get_benchmark(args.benchmark), ""
+    bench, why = choose_benchmark(scanned)
+    if not scanned:
+        return bench, ""
+    return bench, f"Ranked on {bench.name}, {why}. Another: -b NAME (`chemteb list` names them)."
+
+
+def _rank_json(rows: list[dict[str, Any]], by_mean: bool) -> list[dict[str, Any]]:
+    """``--json``'s rows: "mean" (over tasks) where it orders the ranking (RRF benchmarks rank
+    by "rrf"); an incomplete model's mean over the tasks it has is no benchmark mean: null, as
+    the table shows it."""
+    out = []
+    for r in rows:
+        row = {k: (None if k == "mean" and not r["complete"] else v) for k, v in r.items()}
+        out.append({k: v for k, v in row.items() if by_mean or k != "mean"})
+    return out
 
 
 def _print_ranking(bench: Any, rows: list[dict[str, Any]]) -> None:

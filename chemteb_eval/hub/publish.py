@@ -136,6 +136,8 @@ def publish_metrics(
         One ``Publication`` per Space.
     """
     check_namespace(namespace)
+    if not dry_run:  # before seconds of bundling: a missing token is the first thing to say
+        require_token(f"publish the metric Spaces to {namespace}")
     root = Path(metrics_dir) if metrics_dir is not None else metrics_root()
     unknown = [n for n in names if n not in METRIC_NAMES]
     if unknown:
@@ -229,6 +231,8 @@ def publish_pipchem(
     from chemteb_eval.data import pipchem
 
     check_namespace(namespace)
+    if not dry_run:  # before the build (seconds): a missing token is the first thing to say
+        require_token(f"publish the PipChem datasets to {namespace}")
     with tempfile.TemporaryDirectory(prefix="chemteb-pipchem-") as tmp:
         out = Path(tmp)
         log(f"building PipChem ({scale}) ...")

@@ -130,6 +130,15 @@ def get_task(name: str, collection: str | None = None) -> Task:
     if len(found) == 1:
         return found[0]
     if not found:
+        elsewhere = sorted(
+            {b.name for b in BENCHMARKS.values() if name in b.tasks and b.collection != collection}
+        )
+        if collection is not None and elsewhere:  # -t X -b B, where X is another benchmark's
+            raise ValueError(
+                f"task: unknown task {name!r} in collection {collection!r} (the benchmark "
+                f"given); it is a task of {', '.join(elsewhere)}: pass -b {elsewhere[0]!r}, or "
+                "no -b."
+            )
         raise _unknown("task", name, [t.name for t in list_tasks(collection)])
     where = ", ".join(sorted(t.collection for t in found))
     raise ValueError(
