@@ -366,3 +366,24 @@ def test_no_task_record_points_a_user_at_the_shared_folder() -> None:
         for task in benchmark_tasks(bench):
             for text in (task.source or "", task.license or "", task.obtain or ""):
                 assert "../shared" not in text, (task.name, text)
+
+
+def test_missing_scientific_copies_stop_the_run_before_the_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import chemteb_eval.models
+    from chemteb_eval.errors import MissingDataError
+    from chemteb_eval.runner import run
+
+    monkeypatch.setenv("CHEMTEB_SHARED_DATA", str(tmp_path / "copies"))
+
+    def never(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the model was loaded before the data was checked")
+
+    monkeypatch.setattr(chemteb_eval.models, "load_encoder", never)
+    with pytest.raises(MissingDataError) as caught:
+        run(benchmark="SciEmbed", output_dir=tmp_path / "out", log=lambda m: None)
+    message = str(caught.value)
+    assert message.startswith("13 task(s) need copies not here. umnsrs: no copy at")
+    assert message.endswith("Also missing: semeval_sts/, stsb/, scierc/, bc5cdr/, reuters12/.")
+    assert not (tmp_path / "out").exists()  # nothing written for a run that did nothing

@@ -21,7 +21,9 @@ from .types import ClassificationData, NerData, SplitData, StsData, WordPairData
 
 __all__ = [  # the root re-exported for callers
     "LOCAL_READERS",
+    "SHARED_FOLDERS",
     "SHARED_READERS",
+    "check_copies",
     "read_bc5cdr",
     "read_ner_folder",
     "read_reuters12",
@@ -386,6 +388,41 @@ SHARED_READERS: Mapping[str, Reader] = MappingProxyType(
         "UMNSRSRelatednessMod": _umnsrs("relatedness_mod"),
     }
 )
+
+
+# Each shared task's folder (what its reader opens), for the check a run makes before loading a
+# model: a missing copy is said then, not after minutes of model loading.
+SHARED_FOLDERS: Mapping[str, str] = MappingProxyType(
+    {
+        **{f"SemEvalSTS{year}": "semeval_sts" for year in SEMEVAL_PAIRS},
+        "STSBenchmark": "stsb",
+        "Reuters12Classification": "reuters12",
+        "BC5CDRChemicalNER": "bc5cdr",
+        "SciERCNER": "scierc",
+        **{f"UMNSRS{n}": "umnsrs" for n in ("Similarity", "Relatedness")},
+        **{f"UMNSRS{n}Mod": "umnsrs" for n in ("Similarity", "Relatedness")},
+    }
+)
+
+
+def check_copies(task_names: list[str]) -> None:
+    """``MissingDataError`` naming every missing copy the tasks need, once per folder (the
+    first message of ``_folder`` and a count of the others)."""
+    missing: dict[str, list[str]] = {}
+    for name in task_names:
+        folder = SHARED_FOLDERS.get(name)
+        if folder is not None and not (shared_data_root() / folder).is_dir():
+            missing.setdefault(folder, []).append(name)
+    if not missing:
+        return
+    first = next(iter(missing))
+    try:
+        _folder(first)
+    except MissingDataError as exc:
+        others = [f for f in missing if f != first]
+        tail = f" Also missing: {', '.join(f + '/' for f in others)}." if others else ""
+        n = sum(map(len, missing.values()))
+        raise MissingDataError(f"{n} task(s) need copies not here. {exc}{tail}") from None
 
 
 # -- restricted sets: the user's copy, passed as --data-path (Task.obtain names the format) ----

@@ -28,6 +28,7 @@ from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.data.loader import user_copy
 from chemteb_eval.data.pipchem import PIPCHEM_NEEDS
 from chemteb_eval.data.pipchem import build_needed as pipchem_build_needed
+from chemteb_eval.data.shared_sets import check_copies
 from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
@@ -175,7 +176,10 @@ def _stored_score(plan: Plan, task: Task, path: Path) -> float | None:
 def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> dict[str, Path]:
     """Check the user's copies of restricted sets (``builder="local"``) before anything loads:
     every such task in the plan needs one (``MissingDataError`` saying where to obtain it and in
-    what format), and each path names a task of the plan (``ValueError``)."""
+    what format), and each path names a task of the plan (``ValueError``). The copies of the
+    scientific-text sets (``builder="shared"``) are checked here too: a missing one is said
+    before minutes of model loading, not once per task after them."""
+    check_copies([t.name for t in plan.tasks if t.builder == "shared"])
     paths = dict(data_paths or {})
     local = {t.name: t for t in plan.tasks if t.builder == "local"}
     stray = sorted(set(paths) - set(local))
