@@ -77,16 +77,26 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(
             f"{bench.name}: {len(records)} tasks, ranked by {bench.aggregation.kind}. {bench.description}\n"
         )
-    header = f"{'task':<44} {'type':<19} {'collection':<10} {'main score':<11} {'splits':<15} {'revision':<9} source"
+    table: list[tuple[str, ...]] = [
+        (
+            t.name,
+            str(t.type),
+            t.collection,
+            tasks.main_score(bench, t) if bench else t.main_score,
+            ",".join(tasks.eval_splits(bench, t) if bench else t.eval_splits),
+            (t.revision or "local")[:8],
+            t.source or "",
+        )
+        for t in records
+    ]
+    heads = ("task", "type", "collection", "main score", "splits", "revision", "source")
+    # each column as wide as its longest cell: a long task name never pushes a row out of line
+    widths = [max([len(h), *(len(r[i]) for r in table)]) for i, h in enumerate(heads[:-1])]
+    header = " ".join(f"{h:<{w}}" for h, w in zip(heads, widths, strict=False)) + " source"
     print(header)
     print("-" * len(header))
-    for t in records:
-        score = tasks.main_score(bench, t) if bench else t.main_score
-        splits = ",".join(tasks.eval_splits(bench, t) if bench else t.eval_splits)
-        revision = (t.revision or "local")[:8]
-        print(
-            f"{t.name:<44} {t.type:<19} {t.collection:<10} {score:<11} {splits:<15} {revision:<9} {t.source or ''}"
-        )
+    for r in table:
+        print(" ".join(f"{c:<{w}}" for c, w in zip(r, widths, strict=False)) + f" {r[-1]}")
     return 0
 
 
