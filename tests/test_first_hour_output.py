@@ -387,3 +387,15 @@ def test_missing_scientific_copies_stop_the_run_before_the_model_loads(
     assert message.startswith("13 task(s) need copies not here. umnsrs: no copy at")
     assert message.endswith("Also missing: semeval_sts/, stsb/, scierc/, bc5cdr/, reuters12/.")
     assert not (tmp_path / "out").exists()  # nothing written for a run that did nothing
+
+
+def test_a_model_that_does_not_load_leaves_no_empty_results_folder(tmp_path: Path) -> None:
+    from chemteb_eval.runner import run
+
+    with pytest.raises(ValueError, match="does not exist"):
+        run("./no-such-model", output_dir=tmp_path / "out", log=lambda m: None)
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "kept").mkdir()  # a folder the user made stays, empty or not
+    with pytest.raises(ValueError, match="does not exist"):
+        run("./no-such-model", output_dir=tmp_path / "kept", log=lambda m: None)
+    assert (tmp_path / "kept").is_dir()

@@ -158,7 +158,7 @@ def add_run(sub: Subparsers) -> None:
         metavar="[TASK=]DIR",
         help="your copy of a restricted set (ClinicalSTS2018/2019, CoNLL2003NER, CHEMDNERNER); "
         "TASK= may be left out when the run has one such task; repeat for several "
-        "(formats: `chemteb list --json` 'obtain', docs/scitext.md)",
+        "(formats: `chemteb list --json` 'obtain')",
     )
     runner.add_argument(
         "--beta",
@@ -447,7 +447,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         print(
             f"\nNot separable from #1 (ranked first in >= 2.5% of 1,000 task resamples): "
             f"{', '.join(map(shown, tied)) or '-'}. Rank intervals: tasks resampled within their type "
-            "(docs/uncertainty.md)."
+            "(the README's 'How sure is a rank?')."
         )
     for line in dict.fromkeys(skipped):
         print(f"[skipped] {shown(line)}", file=sys.stderr)

@@ -16,6 +16,7 @@ import traceback
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -425,7 +426,9 @@ def write_run_record(
 def _open(
     model: str | Encoder, output_dir: Path, cache: Path | None, **load_options: Any
 ) -> tuple[Encoder, Path, str | None]:
-    """Check the folders (before minutes of model loading), then load the model."""
+    """Check the folders (before minutes of model loading), then load the model. A model that
+    does not load leaves no empty ``--output-dir`` behind (the check created it)."""
+    created = not output_dir.exists()
     _writable(output_dir, "--output-dir:", "pass a folder you can write to")
     if cache is not None:
         fix = "run with --no-cache, or set CHEMTEB_CACHE to a folder you can write to"
@@ -433,11 +436,51 @@ def _open(
     if isinstance(model, str):
         from chemteb_eval.models import load_encoder
 
-        model = load_encoder(model, **load_options)
+        try:
+            with _quiet_loading(not load_options.get("progress", True)):
+                model = load_encoder(
+                    model, **{k: v for k, v in load_options.items() if k != "progress"}
+                )
+        except BaseException:
+            if created and output_dir.is_dir() and not any(output_dir.iterdir()):
+                output_dir.rmdir()
+            raise
     weights = local_weights(model.meta)
     out_dir = results_folder(output_dir, model.meta, weights, load_options.get("log", print))
     _writable(out_dir, "--output-dir:", "pass a folder you can write to")
     return model, out_dir, weights
+
+
+@contextmanager
+def _quiet_loading(quiet: bool) -> Iterator[None]:
+    """``--quiet``: transformers' and huggingface_hub's own bars too ("Loading weights"), for
+    the load only; both are restored after."""
+    if not quiet:
+        yield
+        return
+    from huggingface_hub.utils import (  # type: ignore[attr-defined]
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
+
+    hub_was_off = are_progress_bars_disabled()
+    disable_progress_bars()
+    bars: Any = None
+    try:
+        from transformers.utils import logging as bars
+    except ImportError:  # an API model on the core install
+        pass
+    was_on = bars is not None and bars.is_progress_bar_enabled()
+    if was_on:
+        bars.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            bars.enable_progress_bar()
+        if not hub_was_off:
+            enable_progress_bars()
 
 
 def local_weights(meta: ModelMeta) -> str | None:
@@ -585,6 +628,7 @@ def run(
         "api_base": api_base,
         "backend": backend,
         "log": log,
+        "progress": progress,
     }
     encoder, out_dir, weights = _open(model, Path(output_dir), cache_folder, **options)
     report = RunReport(results_dir=out_dir)

@@ -74,11 +74,13 @@ def _semeval(year: int) -> Task:
 # The formats --data-path expects for the restricted sets (docs/scitext.md has conversions).
 _STS_FORMAT = (
     "DIR/test.tsv, UTF-8, header sentence1<TAB>sentence2<TAB>score, scores 0-5 (paste the "
-    "organisers' sentence-pair file beside their gold-score file; see docs/scitext.md)"
+    "organisers' pair file beside their gold-score file: (printf 'sentence1\\tsentence2\\tscore"
+    "\\n'; paste PAIRS GOLD) > DIR/test.tsv)"
 )
 _NER_FORMAT = (
     "DIR/train.tsv and DIR/test.tsv, UTF-8, one token<TAB>IOB2-tag per line, a blank line "
-    "between sentences (see docs/scitext.md)"
+    "between sentences (CoNLL-2003's IOB1 files convert with `python -m "
+    "chemteb_eval.data.convert conll2003 eng.train DIR/train.tsv`)"
 )
 
 
