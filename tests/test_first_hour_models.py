@@ -27,6 +27,9 @@ from chemteb_eval.cli import main
 
 from .loopback import serving
 
+# Subprocesses and whole runs (seconds each): out of `scripts/check -m "not slow"`.
+pytestmark = pytest.mark.slow
+
 # Before: 80 s of retry lines (a refused port), a 118-line traceback after 12 s (a server that
 # hangs up); after: the CLI's start and one probe.
 FAST = 10.0

@@ -26,6 +26,9 @@ from chemteb_eval.tasks import Task, benchmark_tasks, get_benchmark
 
 from .hashing_encoder import HashingEncoder
 
+# Subprocesses and whole runs (seconds each): out of `scripts/check -m "not slow"`.
+pytestmark = pytest.mark.slow
+
 PIPCHEM = get_benchmark("PipChem")
 NAME = "test/hashing-trigrams"
 _REAL_RUN = runner_module.run
