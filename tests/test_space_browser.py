@@ -412,9 +412,13 @@ def test_analysis_tabs_in_the_browser(serve: Any, browser: Any, tmp_path: Path) 
     _click_tab(browser, "Correlations")
     _wait(lambda: "tab=correlations" in browser.current_url, what="the tab in the URL")
     _click_label(browser, "matrix", "Across models (model × model)")
+    # one control at a time: a second click while the first redraw is in flight could be lost
+    # (seen once in CI on a loaded machine)
+    _wait(lambda: "matrix=models" in browser.current_url, what="the matrix in the URL")
     _click_label(browser, "method", "Pearson")
     _wait(
         lambda: "Pearson correlation of model scores" in _plot_title(browser, "correlations-plot"),
+        timeout=60,
         what="the model heatmap",
     )
     _wait(lambda: "method=pearson" in browser.current_url, what="the method in the URL")
