@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 import sys
-import venv
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -152,17 +150,10 @@ def test_an_app_that_cannot_be_bundled_is_refused(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def light_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from .test_install import fresh_venv
+
     root = tmp_path_factory.mktemp("light-venv")
-    venv.create(root, with_pip=True)
-    packages = ["evaluate==0.4.6", "numpy", "scipy", "scikit-learn"]
-    pip = subprocess.run(
-        [str(root / "bin" / "python"), "-m", "pip", "install", "--quiet", *packages],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert pip.returncode == 0, pip.stderr[-2000:]
-    return root
+    return fresh_venv(root, "evaluate==0.4.6", "numpy", "scipy", "scikit-learn")
 
 
 @pytest.fixture

@@ -326,19 +326,23 @@ def test_metric_space_requirements_resolve_light(dist: Path, tmp_path: Path) -> 
     assert not any(n.startswith("nvidia-") for n in resolved)
 
 
-@pytest.fixture(scope="module")
-def core_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the built wheel and its core dependencies only."""
-    root = tmp_path_factory.mktemp("core-venv")
+def fresh_venv(root: Path, *requirements: str) -> Path:
+    """A new venv at ``root`` with ``requirements`` pip-installed (pip's cache makes it local)."""
     venv.create(root, with_pip=True)
     pip = subprocess.run(
-        [str(root / "bin" / "python"), "-m", "pip", "install", "--quiet", str(_wheel(dist))],
+        [str(root / "bin" / "python"), "-m", "pip", "install", "--quiet", *requirements],
         capture_output=True,
         text=True,
         timeout=900,
     )
     assert pip.returncode == 0, pip.stderr[-2000:]
     return root
+
+
+@pytest.fixture(scope="module")
+def core_venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the built wheel and its core dependencies only."""
+    return fresh_venv(tmp_path_factory.mktemp("core-venv"), str(_wheel(dist)))
 
 
 @pytest.fixture

@@ -254,7 +254,9 @@ def eval_result_files(
         files[f".eval_results/{task.name}.yaml"] = yaml.safe_dump(
             eval_result_entries_to_yaml(entries), sort_keys=False, allow_unicode=True
         )
-    means = {bench.name: (bench, mean, date) for bench, mean, date in benchmark_means(results)}
+    means = {
+        bench.name: (bench, mean, date) for bench, mean, date in benchmark_means(results, dates)
+    }
     for name in sorted(set(benchmark_repos or {}) - set(means)):
         log(
             f"{name}: --benchmark-repo given, but not every task of it is here at the "
@@ -285,14 +287,16 @@ def eval_result_files(
     return files
 
 
-def benchmark_means(results: Iterable[TaskResult]) -> list[tuple[Benchmark, float, str | None]]:
+def benchmark_means(
+    results: Iterable[TaskResult], dates: _RunDates | None = None
+) -> list[tuple[Benchmark, float, str | None]]:
     """Each registered benchmark all of whose tasks are among ``results`` at the revision it
     pins (a file of another revision is other data), on every split the benchmark scores: its
     mean over tasks of the scores the benchmark ranks by (``main_score``: ChemTEB(paper) ranks
     classification by F1, which the files' MTEB ``main_score`` is not), and the newest of the
     files' dates (``None`` if any is unknown)."""
     by_name = {r.task.name: r for r in results}
-    dates = _RunDates()
+    dates = dates or _RunDates()  # the caller's: each folder's runs.jsonl read once
     out = []
     for bench in BENCHMARKS.values():
         if not all(name in by_name for name in bench.tasks):
