@@ -1,10 +1,15 @@
-"""Checks that guard the map of the house (``../shared/DESIGN.md``'s room table, copied here so
-the test does not need ``../shared``): every import, at module level or inside a function, goes
-down the table, never up; the rooms' "must never use" lists hold; one table per concept."""
+"""Checks that guard the map of the house: the room table in ``docs/rooms.md`` (the one copy;
+the README and the design notes cite it) is read here, and every import of every file under
+``chemteb_eval/``, ``space/``, ``metrics/`` and ``datasets_scripts/`` (module level, inside a
+function, or the metric table's ``module:attribute`` strings) must be one its room may use; the
+rooms' "must never use" libraries hold; one table per concept."""
 
 from __future__ import annotations
 
 import ast
+import re
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,50 +22,57 @@ from chemteb_eval.tasks import KINDS
 
 from .conftest import REPO_ROOT
 
-# The rooms from the bottom of the house up: a room may import the rooms before it, never those
-# after it. ``_files`` (atomic writes) and ``metric_docs``/``evaluate_support``/``widget`` (what
-# the evaluate modules share) are leaves placed where their imports allow.
-ROOMS = (
-    "_env",
-    "errors",
-    "_files",
-    "metric_docs",
-    "scoring",
-    "tasks",
-    "data",
-    "models",
-    "engine",
-    "results",
-    "runner",
-    "chembench",
-    "hub",
-    "evaluate_support",
-    "widget",
-    "cli",
-    "__main__",
-)
-# Libraries a room must never import (DESIGN.md's last column, for third-party packages).
-NEVER: dict[str, tuple[str, ...]] = {
-    "_env": ("torch", "transformers", "sentence_transformers", "evaluate"),
-    "scoring": ("torch", "datasets", "evaluate", "transformers", "huggingface_hub", "requests"),
-    "tasks": ("torch", "datasets", "evaluate", "numpy", "transformers"),
-    "results": ("torch", "transformers", "sentence_transformers", "evaluate"),
-    "chembench": ("torch",),  # generation backends load it through transformers, lazily
-}
 PACKAGE = REPO_ROOT / "chemteb_eval"
+ROOM_MAP = REPO_ROOT / "docs" / "rooms.md"
+ROOT_FOLDERS = ("metrics", "datasets_scripts", "space")  # rooms at the repository root
+# The package's front door (its version) may be imported by any room.
+_FRONT_DOOR = "chemteb_eval"
+# ``"chemteb_eval.scoring:score_x"``: an import the metric table makes on demand (importlib).
+_IMPORT_STRING = re.compile(r"(chemteb_eval(?:\.\w+)*):\w+")
+
+
+@dataclass(frozen=True)
+class Room:
+    name: str
+    may_use: frozenset[str]
+    never: frozenset[str]
+
+
+def _names(cell: str) -> frozenset[str]:
+    cell = cell.strip()
+    if cell in ("", "—", "-"):
+        return frozenset()
+    return frozenset(n.strip().strip("`").rstrip("/") for n in cell.split(","))
+
+
+def read_room_map(path: Path = ROOM_MAP) -> list[Room]:
+    """The rows of the room table, bottom up."""
+    rooms = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].startswith("`"):
+            continue  # prose, the header or its rule
+        name = cells[0].strip("`").rstrip("/")
+        rooms.append(Room(name, _names(cells[2]), _names(cells[3])))
+    return rooms
+
+
+ROOMS = read_room_map()
+_BY_NAME = {r.name: r for r in ROOMS}
 
 
 def _room(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "chemteb_eval":
         return None
-    return parts[1] if len(parts) > 1 else "chemteb_eval"
+    return parts[1] if len(parts) > 1 else _FRONT_DOOR
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """Every module ``path`` imports, resolved to absolute names, with its line."""
-    relative = path.relative_to(REPO_ROOT).with_suffix("")
-    package = list(relative.parts[:-1])
+def _imports(path: Path, package: list[str] | None = None) -> list[tuple[int, str]]:
+    """Every module ``path`` imports, resolved to absolute names, with its line; ``package``
+    is the dotted package the file sits in (default: from its place in the repository)."""
+    if package is None:
+        package = list(path.relative_to(REPO_ROOT).with_suffix("").parts[:-1])
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -72,44 +84,90 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             else:
                 name = node.module or ""
             found.append((node.lineno, name))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = _IMPORT_STRING.fullmatch(node.value)
+            if match:
+                found.append((node.lineno, match.group(1)))
     return found
+
+
+def _room_of(path: Path) -> str | None:
+    rel = path.relative_to(REPO_ROOT)
+    if rel.parts[0] == "chemteb_eval":
+        inner = rel.parts[1].removesuffix(".py")
+        return None if inner == "__init__" else inner  # the front door re-exports the version
+    return rel.parts[0] if rel.parts[0] in ROOT_FOLDERS else None
+
+
+def _file_violations(
+    path: Path, room: str, shown: str, package: list[str] | None = None
+) -> list[str]:
+    rules = _BY_NAME.get(room)
+    if rules is None:
+        return [f"{shown}: room {room!r} is not in docs/rooms.md; add its row"]
+    bad = []
+    for line, name in _imports(path, package):
+        target = _room(name)
+        if target is None:
+            if name.split(".")[0] in rules.never:
+                bad.append(f"{shown}:{line} imports {name} (never in {room})")
+        elif target not in (_FRONT_DOOR, room) and target not in rules.may_use:
+            bad.append(f"{shown}:{line} imports {name}: {room} may not use {target}")
+    return bad
 
 
 def _violations() -> list[str]:
     bad = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(PACKAGE)
-        room = rel.parts[0].removesuffix(".py")
-        if room == "__init__":
-            continue  # the package's own front door re-exports the version only
-        assert room in ROOMS, f"{rel}: a room the map does not know; add it to ROOMS and DESIGN"
-        for line, name in _imports(path):
-            target = _room(name)
-            library = name.split(".")[0]
-            if target is None:
-                if library in NEVER.get(room, ()):
-                    bad.append(f"{rel}:{line} imports {name} (never in {room})")
-                continue
-            if target in ("chemteb_eval", room):
-                continue
-            if target not in ROOMS or ROOMS.index(target) > ROOMS.index(room):
-                bad.append(f"{rel}:{line} imports {name}: {room} may not use {target}")
+    files = sorted(PACKAGE.rglob("*.py"))
+    for folder in ROOT_FOLDERS:
+        files += sorted((REPO_ROOT / folder).rglob("*.py"))
+    for path in files:
+        room = _room_of(path)
+        if room is not None:
+            bad += _file_violations(path, room, str(path.relative_to(REPO_ROOT)))
     return bad
 
 
-def test_imports_follow_the_room_table() -> None:
+def test_imports_follow_the_room_map() -> None:
     assert _violations() == []
 
 
-def test_the_import_check_catches_an_upward_import(tmp_path: Path) -> None:
-    # The check itself can fail: an import of the runner from scoring is caught, even inside a
-    # function.
-    probe = PACKAGE / "scoring" / "_probe_for_test.py"
-    probe.write_text("def f():\n    from chemteb_eval.runner import run\n    return run\n")
-    try:
-        assert any("scoring may not use runner" in v for v in _violations())
-    finally:
-        probe.unlink()
+def test_the_room_map_runs_bottom_up_and_names_every_room() -> None:
+    seen: set[str] = set()
+    for room in ROOMS:
+        above = room.may_use - seen
+        assert not above, f"{room.name} may use {sorted(above)}, listed after it in docs/rooms.md"
+        seen.add(room.name)
+    inside = {p.name.removesuffix(".py") for p in PACKAGE.iterdir()}
+    inside = {n for n in inside if not n.startswith(".") and n not in ("__init__", "__pycache__")}
+    inside -= {"py.typed", "_metrics"}
+    assert {r.name for r in ROOMS} == inside | set(ROOT_FOLDERS)
+
+
+def test_the_import_check_catches_what_a_room_may_not_use(tmp_path: Path) -> None:
+    # The check itself can fail, without writing into the package: an upward import from
+    # scoring inside a function, a lateral one (results -> models), a forbidden library, and a
+    # metric-table string naming a room the file may not use.
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f():\n    from chemteb_eval.runner import run\n    import torch\n"
+        "    return run, torch\n"
+    )
+    found = _file_violations(probe, "scoring", "probe.py", ["chemteb_eval", "scoring"])
+    assert any("scoring may not use runner" in v for v in found)
+    assert any("imports torch (never in scoring)" in v for v in found)
+    probe.write_text("from ..models import load_encoder\nX = 'chemteb_eval.engine.cache:f'\n")
+    found = _file_violations(probe, "results", "probe.py", ["chemteb_eval", "results"])
+    assert any("results may not use models" in v for v in found)
+    assert any("results may not use engine" in v for v in found)
+    assert _file_violations(probe, "no-such-room", "probe.py") != []
+
+
+def test_the_docs_cite_the_room_map_and_keep_no_copy() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/rooms.md" in readme
+    for text in (readme, (REPO_ROOT / "docs" / "extending.md").read_text(encoding="utf-8")):
+        assert "| must never use |" not in text  # the table lives in one place
 
 
 def test_metrics_table_matches_the_module_folders() -> None:
@@ -172,8 +230,6 @@ def test_every_imported_package_is_declared() -> None:
     """Every third-party package the code imports is a declared dependency (core or an extra):
     a missing one works here, where the dev extra pulls it in, and fails on a user's install."""
     import importlib.metadata as metadata
-    import re
-    import sys
 
     declared = {
         re.split(r"[\s;<>=!~\[]", r, maxsplit=1)[0].lower().replace("_", "-")
@@ -237,3 +293,59 @@ def test_the_wheel_carries_the_metric_folders(tmp_path: Path) -> None:
     )
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == str(tmp_path / "site" / "chemteb_eval" / "_metrics")
+
+
+def _type_name_comparisons(path: Path) -> list[int]:
+    """The line of each ``==``/``!=``/``in`` comparison (or ``case``) of ``path`` against a
+    task type's name."""
+
+    def names(node: ast.AST) -> set[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return {node.value}
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return {v for e in node.elts for v in names(e)}
+        return set()
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            compared = names(node.left).union(*(names(c) for c in node.comparators))
+            if compared & set(KINDS):
+                found.append(node.lineno)
+        elif isinstance(node, ast.MatchValue) and names(node.value) & set(KINDS):
+            found.append(node.lineno)
+    return found
+
+
+def test_nothing_branches_on_a_task_type_name() -> None:
+    # A type's facts are TaskKind fields, its loader an entry of HUB_LOADERS, its evidence a
+    # record beside its scorer: no code compares a task's type with a type name (19 did).
+    found = []
+    for folder in ("chemteb_eval", *ROOT_FOLDERS):
+        for path in sorted((REPO_ROOT / folder).rglob("*.py")):
+            shown = path.relative_to(REPO_ROOT)
+            found += [f"{shown}:{line}" for line in _type_name_comparisons(path)]
+    assert found == []
+
+
+def test_the_type_name_check_can_fail(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f(t):\n    return t == 'Retrieval' or t in ('STS', 'x')\n"
+        "def g(t):\n    match t:\n        case 'NER':\n            return 1\n"
+    )
+    assert _type_name_comparisons(probe) == [2, 2, 5]
+
+
+def test_every_task_kind_has_a_loader_entry_and_its_evidence_record_beside_its_scorer() -> None:
+    from chemteb_eval.data.loader import HUB_LOADERS
+    from chemteb_eval.scoring.uncertainty import item_records
+
+    assert set(HUB_LOADERS) == set(KINDS)  # an unknown type is never loaded as another
+    records = item_records()
+    assert set(records) <= set(KINDS)
+    for name, record in records.items():
+        assert record.task_type == name
+        assert record.__module__.startswith("chemteb_eval.scoring.")
+    for kind in KINDS.values():  # a mean of items can be resampled item by item
+        assert not kind.mean_of_items or kind.name in records

@@ -235,46 +235,81 @@ def _load_retrieval_split(task: Task, path: str, subset: str, split: str) -> Ret
     )
 
 
-def _load_simple(task: Task, path: str, splits: Sequence[str]) -> TaskData:
-    out: TaskData = {}
-    for subset in task.subsets:
-        dsdict = _load(task, path, subset)
-        renames = task.columns_for(subset)
-        out[subset] = {}
-        for split in splits:
-            where = f"{task.name} ({path}, {subset}, {split})"
-            ds = _pick_split(dsdict, split, where)
-            data: SplitData
-            if task.type == "Classification":
-                assert task.train_split is not None
-                train = _canonical(
-                    _pick_split(dsdict, task.train_split, where), renames, ("text", "label"), where
-                )
-                test = _canonical(ds, renames, ("text", "label"), where)
-                data = ClassificationData(
-                    [str(t) for t in train["text"]],
-                    list(train["label"]),
-                    [str(t) for t in test["text"]],
-                    list(test["label"]),
-                )
-            elif task.type == "Clustering":
-                ds = _canonical(ds, renames, ("sentences", "labels"), where)
-                if len(ds) and isinstance(ds[0]["sentences"], list):
-                    sets = tuple(
-                        ClusterSet([str(t) for t in row["sentences"]], list(row["labels"]))
-                        for row in ds
-                    )
-                else:
-                    sets = (ClusterSet([str(t) for t in ds["sentences"]], list(ds["labels"])),)
-                data = ClusteringData(sets)
-            else:  # BitextMining: sentence1 is matched against sentence2, as in MTEB
-                ds = _canonical(ds, renames, ("sentence1", "sentence2"), where)
-                data = BitextData(
-                    [str(s) for s in _column(ds, "sentence1")],
-                    [str(s) for s in _column(ds, "sentence2")],
-                )
-            out[subset][split] = data
-    return out
+def _classification_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str) -> SplitData:
+    renames = task.columns_for(subset)
+    assert task.train_split is not None  # TaskKind.needs_train: the record checked it
+    train = _canonical(
+        _pick_split(dsdict, task.train_split, where), renames, ("text", "label"), where
+    )
+    test = _canonical(ds, renames, ("text", "label"), where)
+    return ClassificationData(
+        [str(t) for t in train["text"]],
+        list(train["label"]),
+        [str(t) for t in test["text"]],
+        list(test["label"]),
+    )
+
+
+def _clustering_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str) -> SplitData:
+    ds = _canonical(ds, task.columns_for(subset), ("sentences", "labels"), where)
+    if len(ds) and isinstance(ds[0]["sentences"], list):
+        sets = tuple(
+            ClusterSet([str(t) for t in row["sentences"]], list(row["labels"])) for row in ds
+        )
+    else:
+        sets = (ClusterSet([str(t) for t in ds["sentences"]], list(ds["labels"])),)
+    return ClusteringData(sets)
+
+
+def _bitext_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str) -> SplitData:
+    # sentence1 is matched against sentence2, as in MTEB
+    renames = task.columns_for(subset)
+    ds = _canonical(ds, renames, ("sentence1", "sentence2"), where)
+    return BitextData(
+        [str(s) for s in _column(ds, "sentence1")], [str(s) for s in _column(ds, "sentence2")]
+    )
+
+
+_SplitTransform = Callable[[Task, str, Any, Any, str], SplitData]
+_HubLoader = Callable[[Task, str, Sequence[str]], TaskData]
+
+
+def _per_split(transform: _SplitTransform) -> _HubLoader:
+    """A loader that reads each subset's dataset once and transforms each split of it."""
+
+    def load(task: Task, path: str, splits: Sequence[str]) -> TaskData:
+        out: TaskData = {}
+        for subset in task.subsets:
+            dsdict = _load(task, path, subset)
+            out[subset] = {}
+            for split in splits:
+                where = f"{task.name} ({path}, {subset}, {split})"
+                ds = _pick_split(dsdict, split, where)
+                out[subset][split] = transform(task, subset, dsdict, ds, where)
+        return out
+
+    return load
+
+
+def _load_retrieval(task: Task, path: str, splits: Sequence[str]) -> TaskData:
+    return {
+        subset: {split: _load_retrieval_split(task, path, subset, split) for split in splits}
+        for subset in task.subsets
+    }
+
+
+#: How each task type loads from a dataset in Hub layout: one entry per ``TaskKind`` (the
+#: structure test checks it is complete); ``None``: the type loads only from a local copy.
+HUB_LOADERS: Mapping[str, _HubLoader | None] = {
+    "Classification": _per_split(_classification_split),
+    "Clustering": _per_split(_clustering_split),
+    "PairClassification": _load_pairs,
+    "BitextMining": _per_split(_bitext_split),
+    "Retrieval": _load_retrieval,
+    "STS": None,
+    "NER": None,
+    "WordSimilarity": None,
+}
 
 
 def load_task(
@@ -311,7 +346,8 @@ def _load_task(task: Task, splits: tuple[str, ...], data_path: str | Path | None
     built = _BUILDERS[task.builder](task, splits) if task.builder and data_path is None else None
     if built is not None and not isinstance(built, str):
         return built
-    if task.type in ("STS", "NER", "WordSimilarity"):
+    loader = HUB_LOADERS.get(task.type)
+    if loader is None:
         raise ValueError(f"task: {task.name} ({task.type}) loads only from its local copy.")
     if task.builder is None and task.revision is None and data_path is None:
         raise ChemtebError(
@@ -328,14 +364,7 @@ def _load_task(task: Task, splits: tuple[str, ...], data_path: str | Path | None
     else:
         assert task.hf_path is not None
         path = task.hf_path
-    if task.type == "PairClassification":
-        return _load_pairs(task, path, splits)
-    if task.type == "Retrieval":
-        return {
-            subset: {split: _load_retrieval_split(task, path, subset, split) for split in splits}
-            for subset in task.subsets
-        }
-    return _load_simple(task, path, splits)
+    return loader(task, path, splits)
 
 
 def _pipchem_folder(task: Task, splits: tuple[str, ...]) -> str:

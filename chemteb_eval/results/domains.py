@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from chemteb_eval.tasks import Benchmark, benchmark_tasks
+from chemteb_eval.tasks.kinds import kind as task_kind
 
 from .correlations import spearman, spearman_rows
 from .ranking import ModelResults, scan_results
@@ -41,12 +42,7 @@ __all__ = [
 
 DOMAIN_TYPES = ("Classification", "Clustering", "PairClassification", "Retrieval")
 # The metric each axis shows, per type: MTEB(eng, v1)'s main scores (its leaderboard's metrics).
-AXIS_METRICS = {
-    "Classification": "accuracy",
-    "Clustering": "v_measure",
-    "PairClassification": "max_ap",
-    "Retrieval": "ndcg_at_10",
-}
+AXIS_METRICS: dict[str, str] = {t: str(task_kind(t).mteb_metric) for t in DOMAIN_TYPES}
 
 
 @dataclass

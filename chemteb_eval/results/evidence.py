@@ -135,116 +135,26 @@ class Evidence:
 
 
 def check_evidence(task_type: str, items: Mapping[str, Any], key: str, score: float) -> Evidence:
-    """The items of one split and subset, checked against the task type's layout and the score
-    the result file records for ``key``.
+    """The items of one split and subset, checked against the task type's layout (its scorer's
+    items record) and the score the result file records for ``key``.
 
     Raises:
         ValueError: the reason — a missing or mis-shaped array, a non-finite or out-of-range
             value, or items whose ``key`` is not ``score``.
     """
-    from chemteb_eval.scoring.uncertainty import task_statistic
+    from chemteb_eval.scoring.uncertainty import item_records
 
-    check = _LAYOUTS.get(task_type)
-    if check is None:
+    record_type = item_records().get(task_type)
+    if record_type is None:
         raise ValueError(f"no per-item evidence for {task_type} tasks")
-    n = check(items, key)
-    if n < 1:
+    record = record_type.check(items, key)
+    if record.n < 1:
         raise ValueError("no items")
-    statistic, counted = task_statistic(task_type, items, key)
-    if counted != n:
-        raise ValueError(f"{counted} items where the layout has {n}")
+    statistic = record.statistic(key)
     with np.errstate(all="ignore"):
-        recomputed = statistic(np.arange(n))
+        recomputed = statistic(np.arange(record.n))
     if not math.isfinite(recomputed) or abs(recomputed - score) > _TOLERANCE * max(1, abs(score)):
         raise ValueError(
             f"its items give {key} = {recomputed:.6g}, the result file says {score:.6g}"
         )
-    ids = items.get("query_ids") if task_type == "Retrieval" else None
-    known = None if ids is None else tuple(str(i) for i in np.asarray(ids).tolist())
-    return Evidence(items=dict(items), statistic=statistic, n=n, ids=known)
-
-
-def _array(items: Mapping[str, Any], name: str, ndim: int = 1) -> NDArray[Any]:
-    if name not in items:
-        raise ValueError(f"no {name!r} array")
-    value = np.asarray(items[name])
-    if value.ndim != ndim:
-        raise ValueError(f"{name!r} has {value.ndim} dimensions, not {ndim}")
-    return value
-
-
-def _numbers(
-    items: Mapping[str, Any], name: str, low: float = -math.inf, high: float = math.inf
-) -> NDArray[Any]:
-    value = _array(items, name)
-    if value.dtype.kind not in "biuf":
-        raise ValueError(f"{name!r} is not numeric")
-    finite = value.astype(np.float64)
-    if not np.isfinite(finite).all():
-        raise ValueError(f"{name!r} has NaN or infinite values")
-    if value.size and (finite.min() < low or finite.max() > high):
-        raise ValueError(f"{name!r} has values outside [{low:g}, {high:g}]")
-    return value
-
-
-def _same_length(*arrays: NDArray[Any]) -> int:
-    lengths = {int(a.shape[-1]) for a in arrays}
-    if len(lengths) != 1:
-        raise ValueError(f"arrays of different lengths {sorted(lengths)}")
-    return lengths.pop()
-
-
-def _labels(items: Mapping[str, Any], name: str, ndim: int = 1) -> NDArray[Any]:
-    value = _array(items, name, ndim)
-    if value.dtype.kind == "f" and not np.isfinite(value).all():
-        raise ValueError(f"{name!r} has NaN or infinite labels")
-    return value
-
-
-def _retrieval(items: Mapping[str, Any], key: str) -> int:
-    # Every per-query retrieval metric (nDCG, MAP, MRR, recall, precision) lies in [0, 1].
-    values = _numbers(items, key, 0.0, 1.0)
-    if "query_ids" in items:
-        return _same_length(values, _array(items, "query_ids"))
-    return len(values)
-
-
-def _classification(items: Mapping[str, Any], _: str) -> int:
-    y_true, y_pred = _labels(items, "y_true"), _labels(items, "y_pred", 2)
-    if y_pred.shape[0] < 1:
-        raise ValueError("'y_pred' has no experiments")
-    return _same_length(y_true, y_pred)
-
-
-def _pairs(items: Mapping[str, Any], _: str) -> int:
-    from chemteb_eval.scoring.pair_classification import SIMILARITY_FUNCTIONS
-
-    labels = _numbers(items, "labels", 0, 1)
-    if not np.isin(labels, (0, 1)).all():
-        raise ValueError("'labels' are not 0/1")
-    if len(np.unique(labels)) < 2:
-        raise ValueError("'labels' hold one class only: no threshold to sweep")
-    scores = [_numbers(items, name) for name, _ in SIMILARITY_FUNCTIONS]
-    return _same_length(labels, *scores)
-
-
-def _bitext(items: Mapping[str, Any], _: str) -> int:
-    return _same_length(_labels(items, "y_true"), _labels(items, "y_pred"))
-
-
-def _clustering(items: Mapping[str, Any], _: str) -> int:
-    return _same_length(_labels(items, "labels"), _labels(items, "clusters"))
-
-
-def _sts(items: Mapping[str, Any], _: str) -> int:
-    return _same_length(_numbers(items, "gold"), _numbers(items, "similarity"))
-
-
-_LAYOUTS: Mapping[str, Callable[[Mapping[str, Any], str], int]] = {
-    "Retrieval": _retrieval,
-    "Classification": _classification,
-    "PairClassification": _pairs,
-    "BitextMining": _bitext,
-    "Clustering": _clustering,
-    "STS": _sts,
-}
+    return Evidence(items=dict(items), statistic=statistic, n=record.n, ids=record.ids)

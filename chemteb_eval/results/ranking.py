@@ -20,7 +20,7 @@ from chemteb_eval.tasks import (
     get_benchmark,
     main_score,
 )
-from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
+from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES, kind
 
 from .evidence import Evidence
 from .runs import LEGACY_RUN_META, RUNS_FILE, latest_run, read_runs
@@ -518,9 +518,9 @@ def rank_uncertainty(
 
 def _mean_of_items(task_type: str, key: str) -> bool:
     """Two-level resampling recomputes every model's score on every resample: affordable for
-    scores that are means of items (a gather and a mean: retrieval's per-query metrics, the
-    probe's accuracy), not for threshold sweeps, weighted F1 or k-means metrics."""
-    return task_type == "Retrieval" or (task_type == "Classification" and key == "accuracy")
+    scores that are means of items (``TaskKind.mean_of_items``: retrieval's per-query metrics,
+    the probe's accuracy), not for threshold sweeps, weighted F1 or k-means metrics."""
+    return key in kind(task_type).mean_of_items
 
 
 def task_evidence(

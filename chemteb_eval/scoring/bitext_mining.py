@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
+from . import _items
 from ._validation import (
     FloatArray,
     as_embeddings,
@@ -114,3 +117,40 @@ def score_bitext_mining(
     if return_items:  # each source's gold and predicted target
         out["items"] = {"y_true": y_true, "y_pred": y_pred}
     return out
+
+
+@dataclass(frozen=True)
+class BitextItems:
+    """Bitext mining's per-item evidence: each source sentence's gold and predicted target."""
+
+    task_type: ClassVar[str] = "BitextMining"
+    y_true: NDArray[Any]
+    y_pred: NDArray[Any]
+
+    @classmethod
+    def check(cls, items: Mapping[str, Any], key: str = "") -> BitextItems:
+        """The checked items; ``ValueError`` naming the array and what is wrong with it."""
+        y_true, y_pred = _items.labels(items, "y_true"), _items.labels(items, "y_pred")
+        _items.same_length(y_true, y_pred)
+        return cls(y_true, y_pred)
+
+    @property
+    def n(self) -> int:
+        return len(self.y_true)
+
+    @property
+    def ids(self) -> None:
+        return None
+
+    def statistic(self, key: str) -> _items.Statistic:
+        y_true, y_pred = self.y_true, self.y_pred
+
+        def bitext(idx: NDArray[np.int64]) -> float:
+            if key == "accuracy":
+                return float((y_true[idx] == y_pred[idx]).mean())
+            _, _, f1, _ = precision_recall_fscore_support(
+                y_true[idx], y_pred[idx], zero_division=0, average="weighted"
+            )
+            return float(f1)
+
+        return bitext

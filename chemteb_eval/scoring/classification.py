@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,6 +20,7 @@ from sklearn.metrics import (
     recall_score,
 )
 
+from . import _items
 from ._validation import (
     as_embeddings,
     as_labels,
@@ -199,3 +202,42 @@ def score_classification(
     if return_items:  # each experiment's prediction of each test text
         result["items"] = {"y_true": y_test, "y_pred": np.stack(predictions)}
     return result
+
+
+@dataclass(frozen=True)
+class ClassificationItems:
+    """The probe's per-item evidence: each test text's gold label and, per experiment (row),
+    its predicted label. Accuracy is a mean over test texts; F1 is recomputed per experiment
+    and averaged, as the score is."""
+
+    task_type: ClassVar[str] = "Classification"
+    y_true: NDArray[Any]
+    y_pred: NDArray[Any]
+
+    @classmethod
+    def check(cls, items: Mapping[str, Any], key: str = "") -> ClassificationItems:
+        """The checked items; ``ValueError`` naming the array and what is wrong with it."""
+        y_true, y_pred = _items.labels(items, "y_true"), _items.labels(items, "y_pred", 2)
+        if y_pred.shape[0] < 1:
+            raise ValueError("'y_pred' has no experiments")
+        _items.same_length(y_true, y_pred)
+        return cls(y_true, y_pred)
+
+    @property
+    def n(self) -> int:
+        return len(self.y_true)
+
+    @property
+    def ids(self) -> None:
+        return None
+
+    def statistic(self, key: str) -> _items.Statistic:
+        y_true, y_pred = self.y_true, self.y_pred
+
+        def classification(idx: NDArray[np.int64]) -> float:
+            if key == "accuracy":
+                return float((y_pred[:, idx] == y_true[idx]).mean())
+            average = "weighted" if key == "f1_weighted" else "macro"
+            return float(np.mean([f1_score(y_true[idx], p[idx], average=average) for p in y_pred]))
+
+        return classification

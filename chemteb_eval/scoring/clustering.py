@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.metrics.cluster import homogeneity_completeness_v_measure
 
+from . import _items
 from ._validation import as_embeddings, as_labels, check_positive_int, check_same_length
 
 __all__ = ["score_clustering"]
@@ -65,3 +69,33 @@ def score_clustering(
     if return_items:  # each text's true label and cluster
         out["items"] = {"labels": y, "clusters": model.labels_}
     return out
+
+
+@dataclass(frozen=True)
+class ClusteringItems:
+    """Clustering's per-item evidence: each text's true label and its k-means cluster."""
+
+    task_type: ClassVar[str] = "Clustering"
+    labels: NDArray[Any]
+    clusters: NDArray[Any]
+
+    @classmethod
+    def check(cls, items: Mapping[str, Any], key: str = "") -> ClusteringItems:
+        """The checked items; ``ValueError`` naming the array and what is wrong with it."""
+        labels, clusters = _items.labels(items, "labels"), _items.labels(items, "clusters")
+        _items.same_length(labels, clusters)
+        return cls(labels, clusters)
+
+    @property
+    def n(self) -> int:
+        return len(self.labels)
+
+    @property
+    def ids(self) -> None:
+        return None
+
+    def statistic(self, key: str) -> _items.Statistic:
+        from sklearn.metrics import v_measure_score
+
+        labels, clusters = self.labels, self.clusters
+        return lambda idx: float(v_measure_score(labels[idx], clusters[idx]))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,6 +15,7 @@ from sklearn.metrics.pairwise import (
     paired_manhattan_distances,
 )
 
+from . import _items
 from ._validation import (
     FloatArray,
     as_embeddings,
@@ -205,3 +208,52 @@ def score_pair_classification(
     if return_items:
         result["items"] = items
     return result
+
+
+@dataclass(frozen=True)
+class PairItems:
+    """Pair classification's per-item evidence: each pair's 0/1 label and its score under every
+    similarity function; a resample's score redoes the threshold sweep on the resampled pairs."""
+
+    task_type: ClassVar[str] = "PairClassification"
+    labels: NDArray[Any]
+    scores: Mapping[str, NDArray[Any]]
+
+    @classmethod
+    def check(cls, items: Mapping[str, Any], key: str = "") -> PairItems:
+        """The checked items; ``ValueError`` naming the array and what is wrong with it."""
+        labels = _items.numbers(items, "labels", 0, 1)
+        if not np.isin(labels, (0, 1)).all():
+            raise ValueError("'labels' are not 0/1")
+        if len(np.unique(labels)) < 2:
+            raise ValueError("'labels' hold one class only: no threshold to sweep")
+        scores = {name: _items.numbers(items, name) for name, _ in SIMILARITY_FUNCTIONS}
+        _items.same_length(labels, *scores.values())
+        return cls(labels, scores)
+
+    @property
+    def n(self) -> int:
+        return len(self.labels)
+
+    @property
+    def ids(self) -> None:
+        return None
+
+    def statistic(self, key: str) -> _items.Statistic:
+        labels, scores = self.labels, self.scores
+        metric = key.split("_", 1)[1]
+        names = (
+            [n for n, _ in SIMILARITY_FUNCTIONS] if key.startswith("max_") else [key.split("_")[0]]
+        )
+
+        def pairs(idx: NDArray[np.int64]) -> float:
+            y = labels[idx]
+            if y.min() == y.max():
+                return float("nan")
+            return max(
+                best_threshold_metrics(scores[n][idx], y, higher)[metric]
+                for n, higher in SIMILARITY_FUNCTIONS
+                if n in names
+            )
+
+        return pairs

@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from chemteb_eval.errors import short_repr
 
+from . import _items
 from ._validation import (
     FloatArray,
     as_embeddings,
@@ -303,3 +305,40 @@ def _means(
         result["ndcg_at_10"] if 10 in k_values else result[f"ndcg_at_{k_values[0]}"]
     )
     return result
+
+
+@dataclass(frozen=True)
+class RetrievalItems:
+    """Retrieval's per-item evidence: each scored query's value of one metric (nDCG, MAP, MRR,
+    recall, precision: all in [0, 1]), and the query ids when the items name them. Every
+    retrieval score is a mean over queries, so a resample's score is the resample's mean."""
+
+    task_type: ClassVar[str] = "Retrieval"
+    key: str
+    values: NDArray[np.float64]
+    query_ids: tuple[str, ...] | None = None
+
+    @classmethod
+    def check(cls, items: Mapping[str, Any], key: str) -> RetrievalItems:
+        """The checked items; ``ValueError`` naming the array and what is wrong with it."""
+        values = _items.numbers(items, key, 0.0, 1.0)
+        ids = None
+        if "query_ids" in items:
+            raw = _items.array(items, "query_ids")
+            _items.same_length(values, raw)
+            ids = tuple(str(i) for i in raw.tolist())
+        return cls(key, values.astype(np.float64), ids)
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def ids(self) -> tuple[str, ...] | None:
+        return self.query_ids
+
+    def statistic(self, key: str) -> _items.Statistic:
+        if key != self.key:
+            raise ValueError(f"key: these items hold {self.key!r}, not {key!r}")
+        values = self.values
+        return lambda idx: float(values[idx].mean())

@@ -9,11 +9,15 @@ pair. ``oov_policy`` makes the choice explicit and the coverage always visible.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.stats import pearsonr, spearmanr
 
+from . import _items
 from ._validation import (
     as_embeddings,
     as_values,
@@ -161,3 +165,38 @@ def score_sts(
         primary_used = np.where(np.isfinite(primary), primary, 0.0)[keep]
         out["items"] = {"gold": gold[keep], "similarity": primary_used}
     return out
+
+
+@dataclass(frozen=True)
+class StsItems:
+    """STS's per-item evidence: each correlated pair's gold score and similarity."""
+
+    task_type: ClassVar[str] = "STS"
+    gold: NDArray[Any]
+    similarity: NDArray[Any]
+
+    @classmethod
+    def check(cls, items: Mapping[str, Any], key: str = "") -> StsItems:
+        """The checked items; ``ValueError`` naming the array and what is wrong with it."""
+        gold, similarity = _items.numbers(items, "gold"), _items.numbers(items, "similarity")
+        _items.same_length(gold, similarity)
+        return cls(gold, similarity)
+
+    @property
+    def n(self) -> int:
+        return len(self.gold)
+
+    @property
+    def ids(self) -> None:
+        return None
+
+    def statistic(self, key: str) -> _items.Statistic:
+        gold, sim = self.gold, self.similarity
+        correlate = pearsonr if key.endswith("pearson") else spearmanr
+
+        def sts(idx: NDArray[np.int64]) -> float:
+            if np.ptp(gold[idx]) == 0 or np.ptp(sim[idx]) == 0:
+                return float("nan")
+            return float(correlate(gold[idx], sim[idx]).statistic)
+
+        return sts

@@ -24,12 +24,15 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ._items import ItemRecord
 from ._validation import as_values, check_positive_int
 
 __all__ = [
     "PairedResult",
     "RankIntervals",
     "bootstrap_ci",
+    "check_items",
+    "item_records",
     "mean_ci",
     "min_tasks_for",
     "paired_bootstrap",
@@ -338,6 +341,40 @@ def paired_statistic_bootstrap(
     return PairedResult(estimate, float(low), float(high), p)
 
 
+def item_records() -> Mapping[str, type[ItemRecord]]:
+    """Each task type's per-item evidence record, as its scorer module defines it (keyed by the
+    record's own ``task_type``): the one table of which types have evidence."""
+    from .bitext_mining import BitextItems
+    from .classification import ClassificationItems
+    from .clustering import ClusteringItems
+    from .pair_classification import PairItems
+    from .retrieval import RetrievalItems
+    from .sts import StsItems
+
+    records: tuple[type[ItemRecord], ...] = (
+        RetrievalItems,
+        ClassificationItems,
+        PairItems,
+        BitextItems,
+        ClusteringItems,
+        StsItems,
+    )
+    return {r.task_type: r for r in records}
+
+
+def check_items(task_type: str, items: Mapping[str, Any], key: str) -> ItemRecord:
+    """The checked per-item evidence of one task of ``task_type`` for score ``key``.
+
+    Raises:
+        ValueError: ``task_type`` has no per-item evidence, or (naming the array) the items
+            do not have its layout.
+    """
+    record = item_records().get(task_type)
+    if record is None:
+        raise ValueError(f"task_type: no per-item evidence for {task_type!r} tasks.")
+    return record.check(items, key)
+
+
 def task_statistic(
     task_type: str, items: Mapping[str, Any], key: str
 ) -> tuple[Callable[[NDArray[np.int64]], float], int]:
@@ -345,79 +382,7 @@ def task_statistic(
     evidence a scoring function returned with ``return_items=True``; and the item count.
 
     A resample that leaves a score undefined (pairs of one class only) gives NaN, which the
-    bootstrap drops.
+    bootstrap drops. The statistic itself sits beside each type's scorer (its items record).
     """
-    from .pair_classification import SIMILARITY_FUNCTIONS, best_threshold_metrics
-
-    if task_type == "Retrieval":
-        values = np.asarray(items[key], dtype=np.float64)
-        return (lambda idx: float(values[idx].mean())), len(values)
-    if task_type == "Classification":
-        y_true, y_pred = np.asarray(items["y_true"]), np.asarray(items["y_pred"])
-
-        def classification(idx: NDArray[np.int64]) -> float:
-            if key == "accuracy":
-                return float((y_pred[:, idx] == y_true[idx]).mean())
-            from sklearn.metrics import f1_score
-
-            average = "weighted" if key == "f1_weighted" else "macro"
-            return float(np.mean([f1_score(y_true[idx], p[idx], average=average) for p in y_pred]))
-
-        return classification, len(y_true)
-    if task_type == "PairClassification":
-        labels = np.asarray(items["labels"])
-        scores = {name: np.asarray(items[name]) for name, _ in SIMILARITY_FUNCTIONS}
-        metric = key.split("_", 1)[1]
-        names = (
-            [n for n, _ in SIMILARITY_FUNCTIONS] if key.startswith("max_") else [key.split("_")[0]]
-        )
-
-        def pairs(idx: NDArray[np.int64]) -> float:
-            y = labels[idx]
-            if y.min() == y.max():
-                return float("nan")
-            return max(
-                best_threshold_metrics(scores[n][idx], y, higher)[metric]
-                for n, higher in SIMILARITY_FUNCTIONS
-                if n in names
-            )
-
-        return pairs, len(labels)
-    return _other_statistic(task_type, items, key)
-
-
-def _other_statistic(
-    task_type: str, items: Mapping[str, Any], key: str
-) -> tuple[Callable[[NDArray[np.int64]], float], int]:
-    if task_type == "BitextMining":
-        from sklearn.metrics import precision_recall_fscore_support
-
-        y_true, y_pred = np.asarray(items["y_true"]), np.asarray(items["y_pred"])
-
-        def bitext(idx: NDArray[np.int64]) -> float:
-            if key == "accuracy":
-                return float((y_true[idx] == y_pred[idx]).mean())
-            _, _, f1, _ = precision_recall_fscore_support(
-                y_true[idx], y_pred[idx], zero_division=0, average="weighted"
-            )
-            return float(f1)
-
-        return bitext, len(y_true)
-    if task_type == "Clustering":
-        from sklearn.metrics import v_measure_score
-
-        labels, clusters = np.asarray(items["labels"]), np.asarray(items["clusters"])
-        return (lambda idx: float(v_measure_score(labels[idx], clusters[idx]))), len(labels)
-    if task_type == "STS":
-        from scipy.stats import pearsonr, spearmanr
-
-        gold, sim = np.asarray(items["gold"]), np.asarray(items["similarity"])
-        correlate = pearsonr if key.endswith("pearson") else spearmanr
-
-        def sts(idx: NDArray[np.int64]) -> float:
-            if np.ptp(gold[idx]) == 0 or np.ptp(sim[idx]) == 0:
-                return float("nan")
-            return float(correlate(gold[idx], sim[idx]).statistic)
-
-        return sts, len(gold)
-    raise ValueError(f"task_type: no per-item evidence for {task_type!r} tasks.")
+    record = check_items(task_type, items, key)
+    return record.statistic(key), record.n

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .kinds import TaskType
+from .kinds import TaskType, kind
 from .records import Task
 
 _SOURCES = (
@@ -55,7 +55,7 @@ def _release(
         main_score=main_score,
         collection="release",
         columns=columns or {},
-        train_split="train" if type_ == "Classification" else None,
+        train_split="train" if kind(type_).needs_train else None,
         subsample=subsample,
         category=category,
         source=_source(name),
@@ -519,7 +519,7 @@ def _mteb(
         eval_splits=eval_splits,
         main_score=main_score,
         collection="mteb",
-        train_split="train" if type_ == "Classification" else None,
+        train_split="train" if kind(type_).needs_train else None,
         category=category,
         source=_source(name),
         split_sizes=split_sizes,

@@ -41,6 +41,14 @@ class TaskKind:
         detail_keys: the scores shown beside the main score (tables, model cards), in order.
         data_class: the name of its split data class in ``chemteb_eval.data.types``.
         chemteb: one of ChemTEB's five types (the leaderboard's tabs).
+        mteb_metric: MTEB(eng, v1)'s main score for this type (its leaderboard's metric: the
+            axes of the ChemTEB-vs-MTEB comparison); ``None`` where it has none.
+        mean_of_items: the main scores that are means over items (queries, test texts), so
+            that a bootstrap over items recomputes them with a gather and a mean (affordable
+            for every model on every resample); threshold sweeps, weighted F1 and k-means
+            metrics are not.
+        needs_train: its tasks name a train split (the probe's training data).
+        probe_options: its tasks may set probe options (``Task.probe``).
     """
 
     name: TaskType
@@ -52,12 +60,24 @@ class TaskKind:
     detail_keys: tuple[str, ...]
     data_class: str
     chemteb: bool = True
+    mteb_metric: str | None = None
+    mean_of_items: frozenset[str] = frozenset()
+    needs_train: bool = False
+    probe_options: bool = False
 
     def __post_init__(self) -> None:
         if len(self.short) > 6:
             raise ValueError(f"short: {self.short!r} is longer than 6 characters.")
-        if self.paper_metric is not None and self.paper_metric not in self.main_scores:
-            raise ValueError(f"paper_metric: {self.paper_metric!r} is not a main score.")
+        for name, metric in (
+            ("paper_metric", self.paper_metric),
+            ("mteb_metric", self.mteb_metric),
+        ):
+            if metric is not None and metric not in self.main_scores:
+                raise ValueError(f"{name}: {metric!r} is not a main score.")
+        if not self.mean_of_items <= self.main_scores:
+            raise ValueError(
+                f"mean_of_items: {sorted(self.mean_of_items)} are not all main scores."
+            )
 
 
 _KINDS = (
@@ -70,6 +90,10 @@ _KINDS = (
         paper_metric="f1",
         detail_keys=("accuracy", "f1", "f1_weighted", "ap"),
         data_class="ClassificationData",
+        mteb_metric="accuracy",
+        mean_of_items=frozenset({"accuracy"}),
+        needs_train=True,
+        probe_options=True,
     ),
     TaskKind(
         name="Clustering",
@@ -80,6 +104,7 @@ _KINDS = (
         paper_metric="v_measure",
         detail_keys=("v_measure",),
         data_class="ClusteringData",
+        mteb_metric="v_measure",
     ),
     TaskKind(
         name="PairClassification",
@@ -90,6 +115,7 @@ _KINDS = (
         paper_metric="max_f1",
         detail_keys=("max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"),
         data_class="PairClassificationData",
+        mteb_metric="max_ap",
     ),
     TaskKind(
         name="BitextMining",
@@ -101,6 +127,7 @@ _KINDS = (
         # precision and recall are shown, but never rank: they are weighted over target indices
         detail_keys=("f1", "accuracy", "precision", "recall"),
         data_class="BitextData",
+        mteb_metric="f1",
     ),
     TaskKind(
         name="Retrieval",
@@ -111,6 +138,9 @@ _KINDS = (
         paper_metric="ndcg_at_10",
         detail_keys=("ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10", "ndcg_at_1"),
         data_class="RetrievalData",
+        mteb_metric="ndcg_at_10",
+        # every retrieval score is a mean over queries
+        mean_of_items=frozenset({"ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10"}),
     ),
     TaskKind(
         name="STS",
@@ -122,6 +152,7 @@ _KINDS = (
         # coverage is shown (a word model's share of pairs with a similarity), never ranked
         detail_keys=("cosine_spearman", "cosine_pearson", "coverage"),
         data_class="StsData",
+        mteb_metric="cosine_spearman",
         chemteb=False,
     ),
     TaskKind(
@@ -154,6 +185,7 @@ _KINDS = (
             "coverage",
         ),
         data_class="NerData",
+        needs_train=True,
         chemteb=False,
     ),
 )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from .kinds import KINDS, TASK_TYPES, TaskType
+from .kinds import KINDS, TASK_TYPES, TaskType, kind
 
 # The keys each type's scoring function reports; a task's main score must be one of them.
 MAIN_SCORES: Mapping[str, frozenset[str]] = MappingProxyType(
@@ -119,11 +119,11 @@ class Task:
             raise ValueError(
                 f"category: {self.category!r}; use one of {sorted(CATEGORIES)} or None."
             )
-        if self.type in ("Classification", "NER") and not self.train_split:
+        if kind(self.type).needs_train and not self.train_split:
             raise ValueError(f"train_split: {self.type} task {self.name} needs one (the probe's).")
         if self.subsample is not None and self.subsample < 1:
             raise ValueError(f"subsample: must be positive, got {self.subsample}.")
-        if self.probe and (self.type != "Classification" or set(self.probe) - PROBE_OPTIONS):
+        if self.probe and (not kind(self.type).probe_options or set(self.probe) - PROBE_OPTIONS):
             raise ValueError(
                 f"probe: {sorted(self.probe)} of task {self.name}; only Classification tasks "
                 f"set probe options, from {sorted(PROBE_OPTIONS)}."
