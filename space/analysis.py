@@ -13,13 +13,13 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from views import md, md_code, plot_text
+from views import frame, md, md_code, plot_text
 
 from chemteb_eval.results.correlations import (
     Correlations,
@@ -90,7 +90,7 @@ def domain_view(
     kind = _type_of(type_label)
     label = TYPE_LABELS[kind]
     bench = board.benchmark.name
-    empty = pd.DataFrame(columns=DOMAIN_COLUMNS)
+    empty = frame([], columns=DOMAIN_COLUMNS)
     if mteb is None:
         note = (
             "No MTEB scores are loaded, so there is nothing to compare with. Start the Space with "
@@ -134,7 +134,7 @@ def _domain_frame(comp: DomainComparison, board: Leaderboard) -> pd.DataFrame:
                 "Ranks gained": general_rank - chem_rank,
             }
         )
-    df = pd.DataFrame(rows, columns=DOMAIN_COLUMNS)
+    df = frame(rows, columns=DOMAIN_COLUMNS)  # its declarations travel through the sort
     return df.sort_values(["Ranks gained", "Model"], ascending=[False, True], ignore_index=True)
 
 
@@ -428,7 +428,3 @@ def _models_note(corr: Correlations, board: Leaderboard, n_models: int, method: 
             f"({md(family[b])}), {value:.3f}."
         )
     return text
-
-
-def names_of(rows: Sequence[Mapping[str, Any]]) -> set[str]:
-    return {str(r["Model"]) for r in rows}

@@ -1,7 +1,8 @@
 """Tables and figures of the leaderboard Space, from ``chemteb_eval.results.leaderboard`` rows.
 
-Everything the page shows is derived here from rows computed once at start; the handlers in
-``app.py`` only filter, style and plot. No ranking happens here (that is ``chemteb_eval``'s).
+Everything the page shows is derived here from rows computed once at start; the tabs
+(``tabs/``) only filter, style and plot. Tables render from their columns' declarations
+(``columns.py``). No ranking happens here (that is ``chemteb_eval``'s).
 """
 
 from __future__ import annotations
@@ -9,35 +10,20 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
+import numbers
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+from columns import Column, declared
 
-from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard, filter_rows
+from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard
 
-# Columns where lower is better (bolding picks the minimum there); others: higher is better.
-_RANK_COLUMNS = {"Rank", "Borda rank", "MTEB rank", "ChemTEB rank"}
-# Numbers that are facts, not scores: never bolded.
-_FACT_COLUMNS = {"Params (M)", "Dim", "Max tokens", "Seconds", "Samples/s", "Timed tasks"}
-_INT_COLUMNS = {
-    "Rank",
-    "Borda rank",
-    "Borda",
-    "Dim",
-    "Max tokens",
-    "Timed tasks",
-    "MTEB rank",
-    "ChemTEB rank",
-    "Ranks gained",
-}
-_HIDDEN = {"Complete"}
-# Scores of a kind where "best" means nothing: never bolded.
-_UNBOLDED = {"Borda", "Ranks gained", "ChemTEB − MTEB", "MTEB mean", "ChemTEB mean"}
 _CSV_DIR: Path | None = None  # this process's own download folder, made on first use
 
 
@@ -106,91 +92,92 @@ def _model_cell(model: str, complete: bool) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def frame(
-    rows: Sequence[Mapping[str, Any]], *, columns: Sequence[str] | None = None
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    columns: Sequence[str] | None = None,
+    scores: Collection[str] = (),
 ) -> pd.DataFrame:
-    """Rows to a DataFrame with numeric columns as numbers (missing values as NaN).
+    """Rows to a DataFrame of declared columns (``columns.COLUMNS``; the names in ``scores``
+    are the view's score columns): number columns as numbers (missing values as NaN), text
+    columns as written. The declarations travel in ``df.attrs["columns"]`` for ``display``.
 
-    A column is numeric when every value it holds is a number (or missing); any other column
-    (a model name, "1-2" in ``Rank 95%``, "≈ #1", an interval "0.61-0.66") keeps its text —
-    coercing it would show "—" for every cell."""
+    Raises:
+        UndeclaredColumn: a column neither declared nor among ``scores``.
+        ValueError: a number column holding something other than a number.
+    """
     df = pd.DataFrame(list(rows), columns=list(columns) if columns is not None else None)
-    for name in df.columns:
-        present = [v for v in df[name].tolist() if v is not None and not _is_nan(v)]
-        if present and all(_is_number(v) for v in present):
-            df[name] = pd.to_numeric(df[name], errors="coerce")
-        elif not present and name not in _TEXT_COLUMNS:
-            df[name] = pd.to_numeric(df[name], errors="coerce")  # an all-empty score column
+    declarations = declared(df.columns, scores=scores)
+    for column in declarations:
+        if column.kind != "number":
+            continue
+        wrong = next(
+            (v for v in df[column.name].tolist() if not _is_missing(v) and not _is_number(v)),
+            None,
+        )
+        if wrong is not None:
+            raise ValueError(f"column {column.name!r} is declared a number but holds {wrong!r}.")
+        df[column.name] = pd.to_numeric(df[column.name], errors="coerce")
+    df.attrs["columns"] = {c.name: c for c in declarations}
     return df
 
 
-# Text columns that may be empty in every row (an empty column would else read as numeric).
-_TEXT_COLUMNS = {"Model", "Coverage", "Open", "Family", "Size", "Hardware", "Complete"}
-_TEXT_COLUMNS |= {"Rank 95%", "Tied with #1", "95% CI"}
-
-
-def _is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
-
-
-def _fmt(name: str) -> Any:
-    if name in _INT_COLUMNS:
-        return lambda v: f"{v:.0f}"
-    if name in _FACT_COLUMNS:
-        return lambda v: f"{v:,.1f}"
-    return lambda v: f"{v:.4f}"
+def _columns(df: pd.DataFrame) -> list[Column]:
+    """``df``'s declared columns: as ``frame`` recorded them, else ``COLUMNS``'s."""
+    recorded: Mapping[str, Column] = df.attrs.get("columns", {})
+    return [recorded.get(name) or declared([name])[0] for name in df.columns]
 
 
 def display(df: pd.DataFrame) -> dict[str, Any]:
-    """The on-screen table: best value per score column bold, 4 decimals, links on model ids.
+    """The on-screen table, rendered from the columns' declarations: the best value of each
+    score column bold, numbers in their column's format, links on model ids, hidden columns
+    left out.
 
     Gradio's Dataframe takes ``{"headers", "data", "metadata"}``: the cells keep their numbers
     (so columns sort as numbers in the browser) while ``metadata`` sets what is displayed and
     how. Built here directly because a pandas Styler costs Gradio ~15 ms a table to translate.
     """
-    shown = df[[c for c in df.columns if c not in _HIDDEN]]
+    shown = [c for c in _columns(df) if not c.hidden]
     complete = df["Complete"].tolist() if "Complete" in df.columns else [True] * len(df)
-    headers = list(shown.columns)
-    data: list[list[Any]] = [[] for _ in range(len(shown))]
-    display_value: list[list[str]] = [[] for _ in range(len(shown))]
-    styling: list[list[str]] = [[] for _ in range(len(shown))]
-    for name in headers:
-        values = shown[name].tolist()
-        numeric = pd.api.types.is_numeric_dtype(shown[name])
+    data: list[list[Any]] = [[] for _ in range(len(df))]
+    display_value: list[list[str]] = [[] for _ in range(len(df))]
+    styling: list[list[str]] = [[] for _ in range(len(df))]
+    for column in shown:
+        values = df[column.name].tolist()
         raw: list[Any]
-        if name == "Model":
+        if column.format == "model":
             cells = [_model_cell(m, bool(c)) for m, c in zip(values, complete, strict=True)]
             shown_text, raw = cells, cells
-        elif numeric:
-            fmt = _fmt(name)
-            raw = [None if pd.isna(v) else v for v in values]
-            shown_text = ["—" if v is None else fmt(v) for v in raw]
+        elif column.kind == "number":
+            raw = [None if _is_missing(v) else v for v in values]
+            shown_text = [column.show(v) for v in raw]
         else:
-            raw = ["" if v is None or (isinstance(v, float) and pd.isna(v)) else v for v in values]
+            raw = ["" if _is_missing(v) else v for v in values]
             shown_text = [str(v) for v in raw]
-        bold = numeric and name not in _FACT_COLUMNS | _RANK_COLUMNS | _UNBOLDED
-        best = max((v for v in raw if v is not None), default=None) if bold else None
+        present = [v for v in raw if v is not None]
+        best = max(present, default=None) if column.bold_best else None
         for i, value in enumerate(raw):
             data[i].append(value)
             display_value[i].append(shown_text[i])
             styling[i].append("font-weight: bold" if best is not None and value == best else "")
     return {
-        "headers": headers,
+        "headers": [c.name for c in shown],
         "data": data,
         "metadata": {"display_value": display_value, "styling": styling},
     }
 
 
 def datatypes(df: pd.DataFrame) -> list[str]:
-    """Gradio column types: numbers sort as numbers; model cells render their links."""
-    hidden = [c for c in df.columns if c not in _HIDDEN]
-    return [
-        "markdown" if c == "Model" else "number" if pd.api.types.is_numeric_dtype(df[c]) else "str"
-        for c in hidden
-    ]
+    """Gradio column types, from the declarations: numbers sort as numbers; model cells render
+    their links."""
+    return [c.datatype for c in _columns(df) if not c.hidden]
 
 
 def write_csv(df: pd.DataFrame, name: str) -> str:
@@ -216,20 +203,6 @@ def write_body(body: str, name: str) -> str:
     path = csv_dir() / f"{safe}-{digest}.csv"
     write_text_atomic(path, body)
     return str(path)
-
-
-def filtered(
-    board: Leaderboard, rows: Sequence[Mapping[str, Any]], filters: Mapping[str, Any]
-) -> list[Mapping[str, Any]]:
-    """``rows`` whose model passes the page's filters."""
-    return filter_rows(
-        rows,
-        board.facts,
-        openness=filters.get("openness", "all"),
-        sizes=filters.get("sizes", ()),
-        families=filters.get("families", ()),
-        query=filters.get("query", ""),
-    )
 
 
 def efficiency_figure(board: Leaderboard, rows: Sequence[Mapping[str, Any]]) -> go.Figure:

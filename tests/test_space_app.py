@@ -19,6 +19,9 @@ from tests.fake_hub import FakeHub
 sys.path.insert(0, str(REPO_ROOT / "space"))
 import analysis
 import app
+import columns
+import tabs
+import views
 from synthetic import write_synthetic_mteb_scores, write_synthetic_results
 
 
@@ -582,3 +585,153 @@ def test_the_space_reproduces_the_cli_on_the_paper_results(shared_dir: Path) -> 
         assert f"{comp.rho:+.2f} (95% {comp.interval[0]:+.2f} to {comp.interval[1]:+.2f})" in note
         if comp.kind == "PairClassification":  # the paper: lower on ChemTEB, for every model
             assert len(rows) == 27 and all(float(r["ChemTEB − MTEB"]) < 0 for r in rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# The declared columns and the table of tabs (issue "One home each", item 1).
+
+
+def _pipchem_with_items(root: Path) -> Path:
+    """Three models' PipChem results, the retrieval task with per-query items beside its JSON,
+    so that ranks get intervals and the retrieval task's scores a 95% CI."""
+    import numpy as np
+
+    from chemteb_eval.results.schema import write_items
+    from chemteb_eval.tasks import benchmark_tasks, get_benchmark, main_score
+
+    bench = get_benchmark("PipChem")
+    retrieval = next(t for t in benchmark_tasks(bench) if t.type == "Retrieval")
+    for name, level, seed in (("org__best", 0.9, 1), ("org__mid", 0.6, 2), ("org__last", 0.2, 3)):
+        folder = root / name / "rev"
+        folder.mkdir(parents=True)
+        per_query = np.clip(level + np.random.default_rng(seed).normal(0, 0.05, 40), 0, 1)
+        for i, task in enumerate(benchmark_tasks(bench)):
+            key = main_score(bench, task)
+            score = float(per_query.mean()) if task is retrieval else level + 0.001 * i
+            entry = {key: score, "main_score": score, "hf_subset": "default"}
+            payload: dict[str, Any] = {"task_name": task.name, "dataset_revision": task.revision}
+            payload |= {"evaluation_time": 1.0, "scores": {"test": [entry]}}
+            (folder / f"{task.name}.json").write_text(json.dumps(payload))
+        arrays = {"ndcg_at_10": per_query, "query_ids": np.array([f"q{i}" for i in range(40)])}
+        write_items(folder / f"{retrieval.name}.items.npz", {("test", "default"): arrays})
+    return root
+
+
+def _tables(outputs: Any) -> list[dict[str, Any]]:
+    """The table values among a handler's outputs."""
+    items = outputs if isinstance(outputs, list) else [outputs]
+    return [o["value"] for o in items if isinstance(o, dict) and "headers" in o.get("value", {})]
+
+
+def test_every_column_a_view_can_produce_is_declared(
+    analysis_state: app.AppState, tmp_path: Path
+) -> None:
+    from chemteb_eval.results.ranking import DETAIL_KEYS
+    from chemteb_eval.tasks import main_score
+
+    pipchem = app.build_state([_pipchem_with_items(tmp_path / "pipchem")])
+    for state in (analysis_state, pipchem):
+        for name, board in state.boards.items():
+            # every key of every row the leaderboard hands the Space: declared, or one of the
+            # run-time score columns the per-type (Task [metric]) and per-task (metric) views name
+            runtime = {board.column(t) for t in board.tasks}
+            runtime |= {main_score(board.benchmark, t) for t in board.tasks}
+            runtime |= {k for keys in DETAIL_KEYS.values() for k in keys}
+            rows = [*board.overall, *board.efficiency]
+            rows += [
+                r for table in (*board.by_type.values(), *board.per_task.values()) for r in table
+            ]
+            undeclared = {k for r in rows for k in r} - set(columns.COLUMNS) - runtime
+            assert not undeclared, f"{name}: columns not in space/columns.py: {undeclared}"
+            # and every table every view shows renders from declarations (frame raises if not)
+            values = app.parse_query(state, {"benchmark": name})
+            shown = _tables(app.view_all(state, *[values[p] for p in app.PARAMS]))
+            for task in board.tasks:
+                shown += _tables(app.view_task(state, name, "all", [], [], "", task.name))
+            for label in analysis.DOMAIN_LABELS:
+                shown += _tables(app.view_domains(state, name, "all", [], [], "", label))
+            assert len(shown) >= 7 + len(board.tasks)
+            for table in shown:
+                assert set(table["headers"]) <= set(columns.COLUMNS) | runtime
+    # an undeclared column is an error, not a guess; so is a number column holding text
+    with pytest.raises(columns.UndeclaredColumn, match="'Bogus' is not declared"):
+        views.frame([{"Model": "org/a", "Bogus": 1.0}])
+    with pytest.raises(ValueError, match=r"'Mean' is declared a number but holds '0\.5'"):
+        views.frame([{"Model": "org/a", "Mean": "0.5"}])
+
+
+def test_the_uncertainty_columns_show_their_intervals_not_dashes(tmp_path: Path) -> None:
+    import re
+
+    state = app.build_state([_pipchem_with_items(tmp_path / "results")])
+    overall = app.view_tables(state, "PipChem", "all", [], [], "")[2]
+    ranks = _column_cells(overall, "Rank 95%")
+    assert len(ranks) == 3 and all(re.fullmatch(r"\d+-\d+", c) for c in ranks), ranks
+    assert _column_cells(overall, "Tied with #1") == ["≈ #1", "", ""]
+    board = state.boards["PipChem"]
+    retrieval = next(t for t in board.tasks if t.type == "Retrieval")
+    task = app.view_task(state, "PipChem", "all", [], [], "", retrieval.name)[2]
+    cis = _column_cells(task, "95% CI")
+    assert len(cis) == 3 and all(re.fullmatch(r"0\.\d{4}-[01]\.\d{4}", c) for c in cis), cis
+    for table, name in ((overall, "Rank 95%"), (overall, "Tied with #1"), (task, "95% CI")):
+        assert table["datatype"][table["value"]["headers"].index(name)] == "str"
+    # a benchmark whose models have no intervals: empty cells, never "—", still text
+    empty = views.display(views.frame([{"Model": "org/a", "Rank 95%": None, "95% CI": None}]))
+    assert empty["metadata"]["display_value"] == [["[org/a](https://huggingface.co/org/a)", "", ""]]
+
+
+def _column_cells(table: Any, name: str) -> list[str]:
+    value = table["value"]
+    i = value["headers"].index(name)
+    return [row[i] for row in value["metadata"]["display_value"]]
+
+
+def test_the_tab_table_drives_the_tabs_and_the_url(state: app.AppState) -> None:
+    from state import Filters
+
+    ids = [t.id for t in tabs.TABS]
+    assert len(set(ids)) == len(ids) and ids[0] == "overall" and ids[-1] == "about"
+    # the URL's parameters: the filters', then each tab's own, in the tuple's order
+    own = [p.name for t in tabs.TABS for p in t.params]
+    assert list(app.PARAMS) == ["benchmark", "open", "size", "family", "q", *own]
+    for tab_id in ids:
+        assert app.parse_query(state, {"tab": tab_id})["tab"] == tab_id
+    # one Filters record, built from the filter row's values; unknown values mean no filter
+    filters = Filters.of("ChemTEB(paper)", "sometimes", ["< 100M", "huge"], None, None)
+    assert filters == Filters("ChemTEB(paper)", "all", ("< 100M",), (), "")
+    # the page has every tab of the table, each wired to its view under the tab's id
+    config = json.dumps(app.build_demo(state).config)
+    for tab_id in ids:
+        assert f'"tab-{tab_id}"' in config
+    for tab in tabs.TABS:
+        if tab.params:
+            assert f'"api_name": "{tab.id}"' in config
+
+
+def _docs_tab_module() -> Any:
+    """The example tab of docs/extending.md ("Adding a Space tab"), as the module it shows."""
+    import types
+
+    text = (REPO_ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    section = text.split("## Adding a Space tab", 1)[1]
+    code = section.split("```python\n", 1)[1].split("\n```", 1)[0]
+    module = types.ModuleType("tabs.leaders")
+    module.__package__ = "tabs"
+    exec(compile(code, "docs/extending.md", "exec"), module.__dict__)
+    return module
+
+
+def test_a_new_tab_is_one_module_and_one_line(state: app.AppState) -> None:
+    leaders = _docs_tab_module()
+    with_leaders = (*tabs.TABS[:-1], leaders.TAB, tabs.TABS[-1])  # the one line
+    values = tabs.parse_query(state, {"tab": "leaders", "top": "5"}, with_leaders)
+    assert values["tab"] == "leaders" and values["top"] == "5"
+    assert tabs.parse_query(state, {"top": "7"}, with_leaders)["top"] == "3"
+    assert tabs.params_of(with_leaders)[-1] == "top"
+    (table,) = _tables(tabs.handler(leaders.TAB)(state, "ChemTEB(paper)", "all", [], [], "", "5"))
+    assert table["headers"] == ["Rank", "Model", "Mean"] and len(table["data"]) == 5
+    every = tabs.handler(tabs.HEADER, *with_leaders)
+    named = tabs.parse_query(state, {}, with_leaders)
+    out = every(state, *[named[p] for p in tabs.params_of(with_leaders)])
+    assert len(out) == 30 + 1
+    assert '"tab-leaders"' in json.dumps(app.build_demo(state, with_leaders).config)
