@@ -12,7 +12,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from chemteb_eval.models._retry import post_json
+from chemteb_eval.models.backends import BACKEND_TABLE
+from chemteb_eval.models.openai_client import OpenAIClient
 from chemteb_eval.models.spec import parse_model_spec
 
 from .prompts import Prompt
@@ -33,14 +34,9 @@ def _openai(
     max_retries: int,
     timeout: float,
 ) -> Generator:
-    import httpx
-
-    base = (api_base or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip(
-        "/"
-    )
-    key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-    client = httpx.Client(
-        timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {}
+    # the embeddings backend's client: root, key, retries and messages are the same
+    client = OpenAIClient(
+        model, api_base=api_base, api_key=api_key, max_retries=max_retries, timeout=timeout
     )
 
     # Completion prompts go to /completions (the answer is choices[0].text), instruction
@@ -61,15 +57,7 @@ def _openai(
                 body["prompt"] = _text_only(prompt, "the completions endpoint")
             else:
                 body["messages"] = [{"role": "user", "content": prompt}]
-            payload = post_json(
-                client,
-                f"{base}/{endpoint}",
-                body,
-                max_retries=max_retries,
-                backoff=1.0,
-                what=f"model {model}",
-            )
-            out.append(_field(payload, kind))
+            out.append(_field(client.post(endpoint, body), kind))
         return out
 
     return generate
@@ -200,35 +188,38 @@ def load_generator(
     """
     if max_tokens < 1:
         raise ValueError(f"max_tokens: must be positive, got {max_tokens}.")
-    if spec.startswith("litellm:"):
-        return _litellm(
-            spec.removeprefix("litellm:"),
-            mode=mode,
-            api_base=api_base,
-            api_key=api_key,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            max_retries=max_retries,
-            timeout=timeout,
+    parsed = parse_model_spec(spec)  # the backend table's prefixes, litellm: among them
+    make = _GENERATORS.get(parsed.backend)
+    if make is None:
+        raise ValueError(
+            f"model: {spec!r}; use openai:MODEL (any OpenAI-compatible server), "
+            "litellm:PROVIDER/MODEL or transformers:ID."
         )
-    parsed = parse_model_spec(spec)
-    if parsed.backend == "openai":
-        return _openai(
-            parsed.name,
-            mode=mode,
-            api_base=api_base,
-            api_key=api_key,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
-    if parsed.backend == "transformers":
-        return _transformers(parsed.name, max_tokens=max_tokens, temperature=temperature)
-    raise ValueError(
-        f"model: {spec!r}; use openai:MODEL (any OpenAI-compatible server), "
-        "litellm:PROVIDER/MODEL or transformers:ID."
+    return make(
+        parsed.name,
+        mode=mode,
+        api_base=api_base,
+        api_key=api_key,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        max_retries=max_retries,
+        timeout=timeout,
     )
+
+
+def _local(model: str, *, max_tokens: int, temperature: float, **_: Any) -> Generator:
+    return _transformers(model, max_tokens=max_tokens, temperature=temperature)
+
+
+# The generator of each backend whose record has the generator role.
+_GENERATORS: dict[str, Callable[..., Generator]] = {
+    "openai": _openai,
+    "litellm": _litellm,
+    "transformers": _local,
+}
+assert set(_GENERATORS) == {b.name for b in BACKEND_TABLE.values() if b.generator is not None}, (
+    "every generator backend of the table needs its generator here"
+)
 
 
 # The fallback extractor's prompt (ours): the reply is read by the same rules as any completion.

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from chemteb_eval.models.base import Encoder
+from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, check_batch_size
 
 from .cache import EmbeddingCache, text_key
 from .distributed import distributed_state, finish, gather_to_main
@@ -80,11 +80,10 @@ class EmbeddingEngine:
         encoder: Encoder,
         cache: EmbeddingCache | None,
         *,
-        batch_size: int = 32,
+        batch_size: int = DEFAULT_BATCH_SIZE,
         progress: bool = True,
     ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size: must be positive, got {batch_size}.")
+        batch_size = check_batch_size(batch_size)
         self.encoder = encoder
         self.cache = cache
         self.batch_size = batch_size

@@ -1,13 +1,38 @@
-"""Encoder backends. ``load_encoder`` picks one from a model name."""
+"""Encoder backends. ``load_encoder`` looks a model spec's backend up in the backend table
+(``backends.py``) and runs its loader.
+
+Importing this package loads no numpy, torch or httpx (the CLI reads the backend table for its
+help); each encoder module is imported when its backend loads.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .base import Encoder, ModelMeta, Role
+from .backends import (
+    BACKEND_TABLE,
+    DEFAULT_MODEL,
+    LoadOptions,
+    ModelBackend,
+    backend_record,
+    model_help,
+)
+from .base import DEFAULT_BATCH_SIZE, Encoder, ModelMeta, Role, check_batch_size
 from .prompts import convention_prompt
-from .sentence_transformers import DEFAULT_MODEL, SentenceTransformerEncoder
 from .spec import DEFAULT_RUNTIME, RUNTIMES, ModelSpec, RuntimeChoice, parse_model_spec
+
+if TYPE_CHECKING:
+    from .sentence_transformers import SentenceTransformerEncoder
+
+
+def __getattr__(name: str) -> Any:
+    # the torch-backed class, imported on first use (``from chemteb_eval.models import ...``)
+    if name == "SentenceTransformerEncoder":
+        from .sentence_transformers import SentenceTransformerEncoder
+
+        return SentenceTransformerEncoder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _on_cpu(device: str | None) -> bool:
@@ -30,31 +55,8 @@ def _runtime_spec(spec: ModelSpec, runtime: str, device: str | None, precision: 
     return ModelSpec("onnx" if runtime == "onnx" else "onnx-int8", spec.name)
 
 
-def _onnx(
-    spec: ModelSpec, device: str | None, precision: str, log: Callable[[str], None]
-) -> Encoder:
-    from chemteb_eval.errors import MissingExtraError
-
-    if device not in (None, "cpu") or precision != "float32":
-        raise ValueError(
-            f"model: {spec} runs on CPU in float32; for {device or precision} use the torch "
-            "backend (--backend torch)."
-        )
-    try:
-        from .onnx import OnnxEncoder, OnnxUnsupported
-
-        try:
-            return OnnxEncoder(spec.name, quantize=spec.backend == "onnx-int8", log=log)
-        except OnnxUnsupported as exc:
-            reason = str(exc)
-    except MissingExtraError as exc:
-        reason = str(exc)
-    log(f"onnx: {spec.name} runs with torch instead: {reason}")
-    return SentenceTransformerEncoder(spec.name, device=device, precision=precision)
-
-
 def load_encoder(
-    name: str = DEFAULT_MODEL,
+    name: str | ModelSpec = DEFAULT_MODEL,
     *,
     device: str | None = None,
     precision: str = "float32",
@@ -65,14 +67,15 @@ def load_encoder(
     """The encoder for a model name.
 
     Args:
-        name: ``org/model`` or a folder (sentence-transformers); ``openai:MODEL`` for an
-            OpenAI-compatible embeddings API (``api_base`` or ``$OPENAI_BASE_URL``);
-            ``transformers:MODEL`` or ``transformers-cls:MODEL`` for a plain transformers model
-            with mean or CLS pooling; ``model2vec:MODEL`` for a model2vec static model;
-            ``word2vec:PATH`` (text/binary word2vec format or a gensim save) and
-            ``fasttext:PATH`` (a Facebook ``.bin`` or gensim ``.model``) for word vectors;
-            ``onnx:MODEL`` / ``onnx-int8:MODEL`` for a sentence-transformers model whose
-            transformer runs in ONNX Runtime (CPU).
+        name: a spec (or one ``parse_model_spec`` parsed already): ``org/model`` or a folder
+            (sentence-transformers); ``openai:MODEL`` for an OpenAI-compatible embeddings API
+            (``api_base`` or ``$OPENAI_BASE_URL``); ``transformers:MODEL`` or
+            ``transformers-cls:MODEL`` for a plain transformers model with mean or CLS
+            pooling; ``model2vec:MODEL`` for a model2vec static model; ``word2vec:PATH``
+            (text/binary word2vec format or a gensim save) and ``fasttext:PATH`` (a Facebook
+            ``.bin`` or gensim ``.model``) for word vectors; ``onnx:MODEL`` /
+            ``onnx-int8:MODEL`` for a sentence-transformers model whose transformer runs in
+            ONNX Runtime (CPU). ``backends.BACKEND_TABLE`` lists them all.
         device: the torch device of local models.
         precision: float32, or float16/bfloat16 on CUDA (sentence-transformers).
         api_base: the API root for ``openai:`` models.
@@ -85,39 +88,35 @@ def load_encoder(
         An ``Encoder``.
     """
     spec = _runtime_spec(parse_model_spec(name), backend, device, precision)
-    if spec.backend in ("onnx", "onnx-int8"):
-        return _onnx(spec, device, precision, log)
-    if spec.backend == "openai":
-        from .http import HTTPEmbeddingEncoder
-
-        return HTTPEmbeddingEncoder(spec.name, api_base=api_base)
-    if spec.backend == "model2vec":
-        from .static import Model2VecEncoder
-
-        return Model2VecEncoder(spec.name)
-    if spec.backend in ("word2vec", "fasttext"):
-        from .static import WordVectorEncoder
-
-        return WordVectorEncoder.load(spec.name, kind=spec.backend)
-    if spec.backend in ("transformers", "transformers-cls"):
-        from .transformers_pooling import TransformersEncoder
-
-        cls = spec.backend == "transformers-cls"
-        return TransformersEncoder(spec.name, pooling="cls" if cls else "mean", device=device)
-    return SentenceTransformerEncoder(spec.name, device=device, precision=precision)
+    record = spec.record
+    if record.load is None:
+        embedders = [b.prefix or "ID" for b in BACKEND_TABLE.values() if b.load is not None]
+        raise ValueError(
+            f"model: {spec} generates text (chemteb chembench generate) and embeds none; "
+            f"use one of {', '.join(embedders)}."
+        )
+    return record.load(
+        spec, LoadOptions(device=device, precision=precision, api_base=api_base, log=log)
+    )
 
 
 __all__ = [
+    "BACKEND_TABLE",
+    "DEFAULT_BATCH_SIZE",
     "DEFAULT_MODEL",
     "DEFAULT_RUNTIME",
     "RUNTIMES",
     "Encoder",
+    "ModelBackend",
     "ModelMeta",
     "ModelSpec",
     "Role",
     "RuntimeChoice",
     "SentenceTransformerEncoder",
+    "backend_record",
+    "check_batch_size",
     "convention_prompt",
     "load_encoder",
+    "model_help",
     "parse_model_spec",
 ]

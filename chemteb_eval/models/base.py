@@ -1,14 +1,31 @@
-"""The encoder protocol: texts (with a prompt) in, a float32 matrix out."""
+"""The encoder protocol: texts (with a prompt) in, a float32 matrix out; and the batch size
+every caller of ``encode`` starts from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from numbers import Integral
+from typing import TYPE_CHECKING, Literal, Protocol
 
-import numpy as np
-from numpy.typing import NDArray
+if TYPE_CHECKING:  # numpy only in annotations: the CLI imports this module for its help
+    import numpy as np
+    from numpy.typing import NDArray
 
 Role = Literal["query", "document"]
+
+# Texts per model call, unless told: the runner, the CLI's --batch-size, the engine, the score
+# context and the NER word embedder all start from it.
+DEFAULT_BATCH_SIZE = 32
+
+
+def check_batch_size(value: object) -> int:
+    """``value`` when it is a positive whole number of texts; ``ValueError`` naming
+    ``batch_size`` otherwise (``True``, ``2.5`` or ``"8"`` are not batch sizes)."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ValueError(f"batch_size: must be a positive whole number, got {value!r}.")
+    if value < 1:
+        raise ValueError(f"batch_size: must be positive, got {value}.")
+    return int(value)
 
 
 @dataclass(frozen=True)

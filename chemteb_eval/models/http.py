@@ -3,15 +3,13 @@
 ``POST {api_base}/embeddings`` with ``{"model": ..., "input": [texts]}``; the response's
 ``data[i].index`` puts vectors back in input order. Batches are bounded by count; 429 and 5xx
 answers and broken connections are retried with exponential backoff (``Retry-After``
-honoured), a host that cannot be reached is said in seconds (``_retry.post_json``), and
-``api.openai.com`` without a key is said before any request; ``requests_per_minute`` spaces
-requests out.
+honoured), a host that cannot be reached is said in seconds, and ``api.openai.com`` without a
+key is said before any request; ``requests_per_minute`` spaces requests out. All of that is
+``openai_client.OpenAIClient``, which ChemBench's ``openai:`` generators use too.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from typing import Any
 
 import numpy as np
@@ -19,22 +17,10 @@ from numpy.typing import NDArray
 
 from chemteb_eval.errors import ChemtebError
 
-from ._retry import post_json
+from .backends import framework_of
 from .base import ModelMeta, Role
+from .openai_client import OpenAIClient
 from .prompts import convention_prompt
-
-# Seconds to open a connection (the request itself gets ``timeout``).
-_CONNECT_TIMEOUT = 10.0
-# Hosts that answer nothing without a key (OpenAI's API); other servers (vLLM, TEI, a proxy)
-# may need none.
-_KEYED_HOSTS = ("api.openai.com",)
-
-
-def _needs_key(api_base: str) -> bool:
-    from urllib.parse import urlparse
-
-    host = (urlparse(api_base).hostname or "").lower()
-    return host in _KEYED_HOSTS
 
 
 class HTTPEmbeddingEncoder:
@@ -64,32 +50,22 @@ class HTTPEmbeddingEncoder:
         requests_per_minute: float | None = None,
         timeout: float = 60.0,
     ) -> None:
-        import httpx
-
         if max_batch < 1:
             raise ValueError(f"max_batch: must be positive, got {max_batch}.")
-        self.api_base = (
-            api_base or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        ).rstrip("/")
-        key = (api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")).strip()
-        if not key and _needs_key(self.api_base):
-            raise ChemtebError(
-                f"model openai:{model}: no API key for {self.api_base}: set OPENAI_API_KEY "
-                "(export OPENAI_API_KEY=sk-...), or point --api-base (api_base, "
-                "$OPENAI_BASE_URL) at a server that needs none."
-            )
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        # A connection is made in seconds or not at all: an address that drops packets must not
-        # cost the read timeout on every retry.
-        limits = httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT))
-        self._client = httpx.Client(timeout=limits, headers=headers)
+        self._api = OpenAIClient(
+            model,
+            api_base=api_base,
+            api_key=api_key,
+            max_retries=max_retries,
+            backoff=backoff,
+            timeout=timeout,
+            requests_per_minute=requests_per_minute,
+        )
+        self.api_base = self._api.api_base
         self.model = model
         self.max_batch = max_batch
         self.max_retries = max_retries
         self.backoff = backoff
-        self._interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
-        self._last = 0.0
-        self.requests = 0  # sent, retries included
         dim = self._post(["dimension probe"]).shape[1]
         self.meta = ModelMeta(
             name=model,
@@ -97,31 +73,20 @@ class HTTPEmbeddingEncoder:
             n_parameters=None,
             embedding_dim=int(dim),
             max_tokens=None,
-            framework="openai-compatible-http",
+            framework=framework_of("openai"),
             source=self.api_base,
         )
+
+    @property
+    def requests(self) -> int:
+        """Requests sent, retries included."""
+        return self._api.requests
 
     def prompt(self, task_type: str, role: Role | None) -> str:
         return convention_prompt(self.model, task_type, role)
 
     def _post(self, texts: list[str]) -> NDArray[np.float32]:
-        def pace() -> None:
-            if self._interval:
-                pause = self._last + self._interval - time.monotonic()
-                if pause > 0:
-                    time.sleep(pause)
-            self._last = time.monotonic()
-            self.requests += 1
-
-        payload = post_json(
-            self._client,
-            f"{self.api_base}/embeddings",
-            {"model": self.model, "input": texts},
-            max_retries=self.max_retries,
-            backoff=self.backoff,
-            what=f"model {self.model}",
-            before_attempt=pace,
-        )
+        payload = self._api.post("embeddings", {"model": self.model, "input": texts})
         return self._parse(payload, len(texts))
 
     @staticmethod

@@ -49,8 +49,9 @@ import numpy as np
 
 from chemteb_eval._env import cache_root
 
+from .backends import DEFAULT_MODEL, framework_of
 from .fingerprint import model_fingerprint
-from .sentence_transformers import DEFAULT_MODEL, SentenceTransformerEncoder
+from .sentence_transformers import SentenceTransformerEncoder
 from .spec import ModelSpec
 
 __all__ = ["EXPORT_VERSION", "OnnxEncoder", "OnnxUnsupported", "export_dir"]
@@ -300,7 +301,7 @@ class OnnxEncoder(SentenceTransformerEncoder):
                 session = _session(target / "model.onnx")
         self._patch(first, session, names, per_text=quantize)
         # "per text": its vectors differ from batched int8's, so it keys a cache of its own.
-        framework = "onnxruntime-int8 (per text)" if quantize else "onnxruntime"
+        framework = framework_of("onnx-int8" if quantize else "onnx")
         self.meta = replace(self.meta, framework=framework)
         self.export = target
 

@@ -11,11 +11,12 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 
 from ._source import hub_access, load_error, local_folder, network_errors
+from .backends import DEFAULT_MODEL, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .spec import ModelSpec
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_FRAMEWORK = framework_of("sentence-transformers")
 _BUNDLED = {"sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2"}
 
 
@@ -111,7 +112,7 @@ class SentenceTransformerEncoder:
             n_parameters=int(n_params),
             embedding_dim=int(dim()),
             max_tokens=getattr(self.model, "max_seq_length", None),
-            framework="sentence-transformers",
+            framework=_FRAMEWORK,
             source=source,
         )
 

@@ -9,6 +9,8 @@ from typing import Literal, get_args
 
 from chemteb_eval.errors import require_extras
 
+from .backends import BACKEND_TABLE, Backend, BackendRole, ModelBackend, backend_record
+
 __all__ = [
     "BACKENDS",
     "BACKEND_NEEDS",
@@ -20,17 +22,6 @@ __all__ = [
     "parse_model_spec",
 ]
 
-Backend = Literal[
-    "sentence-transformers",
-    "transformers",
-    "transformers-cls",
-    "model2vec",
-    "word2vec",
-    "fasttext",
-    "openai",
-    "onnx",
-    "onnx-int8",
-]
 # How a plain (sentence-transformers) model name runs: ``auto`` = ONNX Runtime on a CPU-only
 # float32 run, torch otherwise (CUDA, fp16/bf16); ``torch`` always torch; ``onnx``/``onnx-int8``
 # as the ``onnx:``/``onnx-int8:`` prefixes.
@@ -39,32 +30,18 @@ RUNTIMES: tuple[str, ...] = get_args(RuntimeChoice)
 DEFAULT_RUNTIME: RuntimeChoice = "torch"
 
 
+# Views of the backend table (``backends.py``), for the code and tests that read them by name.
 # Written as a prefix (``transformers:ID``); a name without one is sentence-transformers'.
-BACKENDS: tuple[Backend, ...] = tuple(b for b in get_args(Backend) if b != "sentence-transformers")
-# The pyproject extra each backend needs (``pip install "chemteb-eval[run]"``) and the modules
-# that tell it is installed; the API backend needs only the core install (httpx).
-BACKEND_NEEDS: dict[Backend, tuple[str, tuple[str, ...]] | None] = {
-    "sentence-transformers": ("run", ("torch", "sentence_transformers")),
-    "transformers": ("run", ("torch", "transformers")),
-    "transformers-cls": ("run", ("torch", "transformers")),
-    "model2vec": ("static", ("model2vec",)),
-    "word2vec": ("static", ("gensim",)),
-    "fasttext": ("static", ("gensim",)),
-    "openai": None,
-    # export needs torch; running needs onnxruntime (in the run extra: it is the fast CPU path)
-    "onnx": ("run", ("torch", "sentence_transformers", "onnxruntime", "onnx")),
-    "onnx-int8": ("run", ("torch", "sentence_transformers", "onnxruntime", "onnx")),
-}
-# Backends whose name is a Hub model id (or a local folder); word vectors are files and API
-# models live behind their API.
-_HUB_BACKENDS = (
-    "sentence-transformers",
-    "transformers",
-    "transformers-cls",
-    "model2vec",
-    "onnx",
-    "onnx-int8",
+BACKENDS: tuple[Backend, ...] = tuple(
+    b.name for b in BACKEND_TABLE.values() if b.name != "sentence-transformers"
 )
+# The pyproject extra each encoder backend needs (``pip install "chemteb-eval[run]"``) and the
+# modules that tell it is installed; ``None``: the core install (httpx) is enough.
+BACKEND_NEEDS: dict[Backend, tuple[str, tuple[str, ...]] | None] = {
+    b.name: (b.encoder.extra, b.encoder.modules) if b.encoder.extra else None
+    for b in BACKEND_TABLE.values()
+    if b.encoder is not None
+}
 # org/name as the Hub spells them; "./my-model" or "C:/models/x" are folders, not ids.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
@@ -82,37 +59,53 @@ class ModelSpec:
     name: str
 
     @property
+    def record(self) -> ModelBackend:
+        """The backend's record in the table (``backends.py``)."""
+        return backend_record(self.backend)
+
+    @property
     def hub_id(self) -> str | None:
         """The Hub repository the model loads from, if it is one (``org/name``)."""
-        if self.backend in _HUB_BACKENDS and _HUB_ID.fullmatch(self.name):
+        if self.record.hub_ids and _HUB_ID.fullmatch(self.name):
             return self.name
         return None
 
     @property
     def extra(self) -> str | None:
-        """The extra that installs this backend (``None``: the core install is enough)."""
-        need = BACKEND_NEEDS[self.backend]
-        return need[0] if need else None
+        """The extra that installs this backend's encoder (``None``: the core install is
+        enough, or it embeds nothing)."""
+        install = self.record.encoder
+        return install.extra if install else None
 
     @property
     def needs(self) -> list[tuple[str, tuple[str, ...], str]]:
-        """What ``require_extras`` checks before this backend loads (empty: nothing)."""
-        need = BACKEND_NEEDS[self.backend]
-        return [(need[0], need[1], f"a {self.backend} model")] if need else []
+        """What ``require_extras`` checks before this backend's encoder loads (empty:
+        nothing)."""
+        return self.needs_for("encoder")
 
-    def require(self) -> None:
+    def needs_for(self, role: BackendRole) -> list[tuple[str, tuple[str, ...], str]]:
+        """What ``require_extras`` checks before the backend embeds (``encoder``) or generates
+        (``generator``) text; empty when it needs nothing or has no such role."""
+        install = self.record.install(role)
+        if install is None or install.extra is None:
+            return []
+        what = f"a {self.backend} model" if role == "encoder" else f"a {self.backend}: generator"
+        return [(install.extra, install.modules, what)]
+
+    def require(self, role: BackendRole = "encoder") -> None:
         """Stop with ``pip install "chemteb-eval[EXTRA]"`` unless the backend is installed."""
-        require_extras(self.needs)
+        require_extras(self.needs_for(role))
 
     def __str__(self) -> str:
-        return (
-            self.name if self.backend == "sentence-transformers" else f"{self.backend}:{self.name}"
-        )
+        return f"{self.record.prefix}{self.name}"
 
 
-def parse_model_spec(spec: str) -> ModelSpec:
+def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
     """``openai:text-embedding-3-large`` -> (openai, text-embedding-3-large); ``org/model`` or a
-    folder -> (sentence-transformers, ...). ``ValueError`` for an empty name."""
+    folder -> (sentence-transformers, ...). ``ValueError`` for an empty name. A ``ModelSpec``
+    (parsed once already) is returned as it is."""
+    if isinstance(spec, ModelSpec):
+        return spec
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"model: {spec!r} is empty; pass a Hub id, a folder or backend:name.")
     prefix, sep, rest = spec.partition(":")

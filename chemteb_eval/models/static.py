@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._source import hub_access, load_error, local_folder, network_errors
+from .backends import framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .spec import ModelSpec
@@ -41,7 +42,7 @@ class Model2VecEncoder:
             n_parameters=int(np.asarray(vectors).size) if vectors is not None else None,
             embedding_dim=int(self.model.dim),
             max_tokens=getattr(self.model, "max_length", None),
-            framework="model2vec",
+            framework=framework_of("model2vec"),
             source=source,
         )
 
@@ -90,7 +91,8 @@ class WordVectorEncoder:
             n_parameters=int(np.asarray(vectors.vectors).size),
             embedding_dim=int(vectors.vector_size),
             max_tokens=None,
-            framework="fasttext (gensim)" if self.subwords else "word vectors (gensim)",
+            # sub-word vectors say fasttext, whichever prefix loaded them
+            framework=framework_of("fasttext" if self.subwords else "word2vec"),
             source=source,
         )
 

@@ -9,10 +9,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._source import hub_access, load_error, local_folder, network_errors
+from .backends import Backend, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .sentence_transformers import resolve
 from .spec import ModelSpec
+
+# the record of each pooling (its framework keys the embedding cache)
+_BACKENDS: dict[str, Backend] = {"mean": "transformers", "cls": "transformers-cls"}
 
 
 class TransformersEncoder:
@@ -65,7 +69,7 @@ class TransformersEncoder:
             n_parameters=int(sum(p.numel() for p in self.model.parameters())),
             embedding_dim=int(self.model.config.hidden_size),
             max_tokens=self.max_length,
-            framework=f"transformers ({pooling} pooling)",
+            framework=framework_of(_BACKENDS[pooling]),
             source=source,
         )
 

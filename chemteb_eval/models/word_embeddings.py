@@ -13,6 +13,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from .base import DEFAULT_BATCH_SIZE
+
 __all__ = ["word_embeddings"]
 
 Pooling = Literal["first", "mean"]
@@ -94,7 +96,7 @@ def word_embeddings(
     sentences: Sequence[Sequence[str]],
     *,
     pooling: Pooling = "first",
-    batch_size: int = 32,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = False,
 ) -> list[NDArray[np.float32]]:
     """One (n_words, dim) array per sentence.

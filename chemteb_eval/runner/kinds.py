@@ -26,7 +26,7 @@ from chemteb_eval.data.types import (
     WordPairData,
 )
 from chemteb_eval.metric_docs import protocol_defaults
-from chemteb_eval.models.base import Encoder, Role
+from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, Role
 from chemteb_eval.scoring.classification import undersample_indices
 from chemteb_eval.scoring.ner_probe import score_ner_probe
 from chemteb_eval.scoring.sts import score_sts
@@ -44,7 +44,7 @@ class ScoreContext:
     """What a type that embeds its own inputs (NER's words in context) needs from the run."""
 
     encoder: Encoder | None = None
-    batch_size: int = 32
+    batch_size: int = DEFAULT_BATCH_SIZE
     progress: bool = False
     # the F-beta's beta for the probes (classification adds fbeta keys; NER's overall_f1 is
     # then the F-beta); None: F1 only, as the protocol reports

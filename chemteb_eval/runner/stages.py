@@ -36,7 +36,8 @@ from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.errors import ChemtebError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
-from chemteb_eval.models.base import Encoder, ModelMeta
+from chemteb_eval.models.backends import cache_variant
+from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, ModelMeta, check_batch_size
 from chemteb_eval.models.fingerprint import model_fingerprint
 from chemteb_eval.models.spec import parse_model_spec
 from chemteb_eval.results.io import NO_REVISION, model_dir, write_json_atomic
@@ -568,13 +569,13 @@ def _folder_weights(folder: Path, meta: ModelMeta, weights: str) -> str | None:
     return "unknown"
 
 
-def run(
+def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     model: str | Encoder = "sentence-transformers/all-MiniLM-L6-v2",
     *,
     benchmark: str | Benchmark | None = None,
     tasks: Sequence[Task] | None = None,
     output_dir: str | Path = "results",
-    batch_size: int = 32,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     device: str | None = None,
     precision: str = "float32",
     api_base: str | None = None,
@@ -615,6 +616,7 @@ def run(
         A ``RunReport``.
     """
     started = time.perf_counter()
+    batch_size = check_batch_size(batch_size)  # before a model or a dataset is touched
     plan = select(benchmark, tasks)
     # Every missing extra in one line, before a model or a dataset is touched.
     require_extras(requirements(model, plan.tasks))
@@ -678,19 +680,15 @@ def run(
 def _identity(encoder: Encoder, precision: str, weights: str | None = None) -> dict[str, Any]:
     """What keys the model's embedding cache file. Vectors that other code computes for the same
     model name — ONNX Runtime (1e-7 away), its int8 export (1e-2), transformers' mean or CLS
-    pooling, fp16/bf16 — get a file of their own; every other cache keeps the key it always had,
-    so existing caches stay valid."""
+    pooling, fp16/bf16 — get a file of their own: the variant is the backend record's
+    (``models.backends.cache_variant``); every other cache keeps the key it always had, so
+    existing caches stay valid."""
     meta = encoder.meta
-    variant = None
-    if precision != "float32":
-        variant = f"{meta.framework}/{precision}"
-    elif meta.framework.startswith(("onnxruntime", "transformers (")):
-        variant = meta.framework
     return {
         "model": meta.name,
         "revision": meta.revision,
         "source": meta.source,
-        "variant": variant,
+        "variant": cache_variant(meta.framework, precision),
         # a text with no known word has no vector (an all-NaN row) for word-vector models only
         "nan_rows": bool(getattr(encoder, "no_vector_rows", False)),
         # computed once per run (``local_weights``): the value the cache would compute itself

@@ -1,0 +1,362 @@
+"""One record per model backend: every fact about a backend that code outside its encoder needs.
+
+The spec parser (``spec.py``), ``load_encoder``, the ``chemteb run -m`` help, ChemBench's
+generators, the extras check and the runner's embedding-cache key read these records; none of
+them keeps its own list of backends. Adding a backend is its name in ``Backend``, one
+``ModelBackend`` here (with its loader) and its encoder class, whose ``ModelMeta.framework`` is
+the record's ``framework``.
+
+This module imports nothing heavy (no numpy, torch or httpx): the CLI builds its help from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal, get_args
+
+if TYPE_CHECKING:
+    from .base import Encoder
+    from .spec import ModelSpec
+
+__all__ = [
+    "BACKEND_TABLE",
+    "DEFAULT_MODEL",
+    "Backend",
+    "BackendRole",
+    "Install",
+    "LoadOptions",
+    "ModelBackend",
+    "backend_record",
+    "cache_variant",
+    "framework_of",
+    "model_help",
+]
+
+Backend = Literal[
+    "sentence-transformers",
+    "transformers",
+    "transformers-cls",
+    "model2vec",
+    "word2vec",
+    "fasttext",
+    "openai",
+    "onnx",
+    "onnx-int8",
+    "litellm",
+]
+BackendRole = Literal["encoder", "generator"]
+# The model a plain ``chemteb run`` evaluates (bundled: it runs offline).
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class Install:
+    """What one role of a backend needs beyond the core install.
+
+    Args:
+        extra: the pyproject extra (``pip install "chemteb-eval[EXTRA]"``); ``None``: the core
+            install is enough (httpx).
+        modules: the modules that tell the extra is installed.
+    """
+
+    extra: str | None
+    modules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What ``load_encoder`` hands a backend's loader besides the spec."""
+
+    device: str | None = None
+    precision: str = "float32"
+    api_base: str | None = None
+    log: Callable[[str], None] = print
+
+
+Loader = Callable[["ModelSpec", LoadOptions], "Encoder"]
+
+
+@dataclass(frozen=True)
+class ModelBackend:
+    """The facts of one backend.
+
+    Args:
+        name: the spec prefix (``transformers`` in ``transformers:ID``); a name without a prefix
+            is ``sentence-transformers``'s.
+        takes: what follows the prefix, for help (``ID``, ``PATH``, ``MODEL``).
+        summary: one line for the ``-m`` help.
+        hub_ids: whether its name may be a Hub model id (else a file or an API's model name).
+        encoder: what it needs to embed text (``None``: it embeds nothing).
+        generator: what it needs to generate text for ChemBench (``None``: it generates
+            nothing).
+        load: its encoder's loader (``None`` for a generator-only backend).
+        framework: what its encoder's ``ModelMeta.framework`` says (``None``: no encoder); the
+            result files record it, and it names the record that keys the embedding cache.
+        cache_variant: the ``variant`` of its embedding-cache key in float32; ``None`` is the
+            plain key, by model name, revision and source. A backend whose names also load
+            through another (``transformers:ID``, ``onnx:ID`` and a plain ``ID``) needs one of
+            its own, or its vectors and the other's would share a cache file. The values are
+            the keys existing caches were written with: never change one.
+    """
+
+    name: Backend
+    takes: str
+    summary: str
+    hub_ids: bool
+    encoder: Install | None
+    generator: Install | None
+    load: Loader | None
+    framework: str | None
+    cache_variant: str | None
+
+    def __post_init__(self) -> None:
+        if len({self.encoder is None, self.load is None, self.framework is None}) != 1:
+            raise ValueError(f"{self.name}: an encoder role needs a loader and a framework.")
+        if self.encoder is None and self.generator is None:
+            raise ValueError(f"{self.name}: a backend embeds or generates.")
+
+    @property
+    def prefix(self) -> str:
+        """How a spec starts for this backend (``transformers:``; ``""``: no prefix)."""
+        return "" if self.name == "sentence-transformers" else f"{self.name}:"
+
+    @property
+    def roles(self) -> tuple[BackendRole, ...]:
+        """``encoder`` (it embeds text) and/or ``generator`` (it generates for ChemBench)."""
+        roles: tuple[BackendRole, ...] = ("encoder", "generator")
+        return tuple(role for role in roles if self.install(role) is not None)
+
+    def install(self, role: BackendRole = "encoder") -> Install | None:
+        """What the role needs (``None``: the backend has no such role)."""
+        return self.encoder if role == "encoder" else self.generator
+
+
+# -- the loaders: each imports its encoder module only when it runs ---------------------------
+
+
+def _sentence_transformers(spec: ModelSpec, options: LoadOptions) -> Encoder:
+    from .sentence_transformers import SentenceTransformerEncoder
+
+    return SentenceTransformerEncoder(spec.name, device=options.device, precision=options.precision)
+
+
+def _transformers(spec: ModelSpec, options: LoadOptions) -> Encoder:
+    from .transformers_pooling import TransformersEncoder
+
+    cls = spec.backend == "transformers-cls"
+    return TransformersEncoder(spec.name, pooling="cls" if cls else "mean", device=options.device)
+
+
+def _model2vec(spec: ModelSpec, options: LoadOptions) -> Encoder:
+    from .static import Model2VecEncoder
+
+    return Model2VecEncoder(spec.name)
+
+
+def _word_vectors(spec: ModelSpec, options: LoadOptions) -> Encoder:
+    from .static import WordVectorEncoder
+
+    return WordVectorEncoder.load(spec.name, kind=spec.backend)
+
+
+def _openai(spec: ModelSpec, options: LoadOptions) -> Encoder:
+    from .http import HTTPEmbeddingEncoder
+
+    return HTTPEmbeddingEncoder(spec.name, api_base=options.api_base)
+
+
+def _onnx(spec: ModelSpec, options: LoadOptions) -> Encoder:
+    """ONNX Runtime on a CPU in float32; a model ONNX cannot export runs with torch instead
+    (``log`` says why, and its meta says what ran)."""
+    from chemteb_eval.errors import MissingExtraError
+
+    device, precision = options.device, options.precision
+    if device not in (None, "cpu") or precision != "float32":
+        raise ValueError(
+            f"model: {spec} runs on CPU in float32; for {device or precision} use the torch "
+            "backend (--backend torch)."
+        )
+    try:
+        from .onnx import OnnxEncoder, OnnxUnsupported
+
+        try:
+            return OnnxEncoder(spec.name, quantize=spec.backend == "onnx-int8", log=options.log)
+        except OnnxUnsupported as exc:
+            reason = str(exc)
+    except MissingExtraError as exc:
+        reason = str(exc)
+    options.log(f"onnx: {spec.name} runs with torch instead: {reason}")
+    return _sentence_transformers(spec, options)
+
+
+# -- the table --------------------------------------------------------------------------------
+
+_TORCH_ST = Install("run", ("torch", "sentence_transformers"))
+_TORCH_TRANSFORMERS = Install("run", ("torch", "transformers"))
+# export needs torch; running needs onnxruntime (in the run extra: it is the fast CPU path)
+_ONNX = Install("run", ("torch", "sentence_transformers", "onnxruntime", "onnx"))
+_GENSIM = Install("static", ("gensim",))
+_CORE = Install(None)
+
+_BACKENDS = (
+    ModelBackend(
+        name="sentence-transformers",
+        takes="ID or FOLDER",
+        summary="sentence-transformers",
+        hub_ids=True,
+        encoder=_TORCH_ST,
+        generator=None,
+        load=_sentence_transformers,
+        framework="sentence-transformers",
+        cache_variant=None,
+    ),
+    ModelBackend(
+        name="transformers",
+        takes="ID",
+        summary="plain transformers, mean pooling",
+        hub_ids=True,
+        encoder=_TORCH_TRANSFORMERS,
+        generator=Install("chembench", ("torch", "transformers")),
+        load=_transformers,
+        framework="transformers (mean pooling)",
+        cache_variant="transformers (mean pooling)",
+    ),
+    ModelBackend(
+        name="transformers-cls",
+        takes="ID",
+        summary="plain transformers, CLS pooling",
+        hub_ids=True,
+        encoder=_TORCH_TRANSFORMERS,
+        generator=None,
+        load=_transformers,
+        framework="transformers (cls pooling)",
+        cache_variant="transformers (cls pooling)",
+    ),
+    ModelBackend(
+        name="model2vec",
+        takes="ID",
+        summary="a model2vec static model",
+        hub_ids=True,
+        encoder=Install("static", ("model2vec",)),
+        generator=None,
+        load=_model2vec,
+        framework="model2vec",
+        cache_variant=None,
+    ),
+    ModelBackend(
+        name="word2vec",
+        takes="PATH",
+        summary="word vectors: word2vec text/binary or a gensim save",
+        hub_ids=False,
+        encoder=_GENSIM,
+        generator=None,
+        load=_word_vectors,
+        framework="word vectors (gensim)",
+        cache_variant=None,
+    ),
+    ModelBackend(
+        name="fasttext",
+        takes="PATH",
+        summary="FastText vectors: a Facebook .bin or a gensim .model",
+        hub_ids=False,
+        encoder=_GENSIM,
+        generator=None,
+        load=_word_vectors,
+        framework="fasttext (gensim)",
+        cache_variant=None,
+    ),
+    ModelBackend(
+        name="openai",
+        takes="MODEL",
+        summary="an OpenAI-compatible API at --api-base or $OPENAI_BASE_URL",
+        hub_ids=False,
+        encoder=_CORE,
+        generator=_CORE,
+        load=_openai,
+        framework="openai-compatible-http",
+        cache_variant=None,
+    ),
+    ModelBackend(
+        name="onnx",
+        takes="ID",
+        summary="sentence-transformers in ONNX Runtime, CPU",
+        hub_ids=True,
+        encoder=_ONNX,
+        generator=None,
+        load=_onnx,
+        framework="onnxruntime",
+        cache_variant="onnxruntime",
+    ),
+    ModelBackend(
+        name="onnx-int8",
+        takes="ID",
+        summary="the same, int8-quantized",
+        hub_ids=True,
+        encoder=_ONNX,
+        generator=None,
+        load=_onnx,
+        framework="onnxruntime-int8 (per text)",
+        cache_variant="onnxruntime-int8 (per text)",
+    ),
+    ModelBackend(
+        name="litellm",
+        takes="PROVIDER/MODEL",
+        summary="a chat model through LiteLLM; generation only",
+        hub_ids=False,
+        encoder=None,
+        generator=Install("chembench", ("litellm", "tenacity")),
+        load=None,
+        framework=None,
+        cache_variant=None,
+    ),
+)
+
+BACKEND_TABLE: Mapping[str, ModelBackend] = MappingProxyType({b.name: b for b in _BACKENDS})
+assert tuple(BACKEND_TABLE) == get_args(Backend), "every Backend needs one record, in order"
+
+# The record of what wrote a ``ModelMeta.framework``: one record per framework.
+_BY_FRAMEWORK: Mapping[str, ModelBackend] = MappingProxyType(
+    {b.framework: b for b in _BACKENDS if b.framework is not None}
+)
+assert len(_BY_FRAMEWORK) == sum(b.framework is not None for b in _BACKENDS), "frameworks clash"
+# Frameworks earlier versions wrote, whose caches stay theirs: the batched int8 export's vectors
+# (before int8 ran per text) differ from both ONNX backends' of today.
+_RETIRED_VARIANTS: Mapping[str, str] = MappingProxyType({"onnxruntime-int8": "onnxruntime-int8"})
+
+
+def backend_record(name: str) -> ModelBackend:
+    """The record of backend ``name``; ``ValueError`` naming the known backends otherwise."""
+    try:
+        return BACKEND_TABLE[name]
+    except KeyError:
+        raise ValueError(
+            f"backend: {name!r} is not a model backend; use one of {list(BACKEND_TABLE)}."
+        ) from None
+
+
+def framework_of(name: Backend) -> str:
+    """What the encoder of backend ``name`` writes as its ``ModelMeta.framework``."""
+    framework = BACKEND_TABLE[name].framework
+    if framework is None:
+        raise ValueError(f"backend: {name} embeds nothing; it has no encoder framework.")
+    return framework
+
+
+def cache_variant(framework: str, precision: str) -> str | None:
+    """The ``variant`` of a model's embedding-cache key: its backend record's in float32 (the
+    backend named by what its meta says ran, after any fallback), and ``FRAMEWORK/PRECISION`` in
+    float16/bfloat16. An encoder from outside the table (an ``Encoder`` object) keys the plain
+    file, as it always did."""
+    if precision != "float32":
+        return f"{framework}/{precision}"
+    record = _BY_FRAMEWORK.get(framework)
+    return record.cache_variant if record is not None else _RETIRED_VARIANTS.get(framework)
+
+
+def model_help(role: BackendRole = "encoder") -> str:
+    """Each backend of ``role`` as ``prefix:TAKES (summary)``, for a ``-m`` help."""
+    return "; ".join(
+        f"{b.prefix}{b.takes} ({b.summary})" for b in _BACKENDS if b.install(role) is not None
+    )
