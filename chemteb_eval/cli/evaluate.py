@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from chemteb_eval.metric_docs import METRICS
+from chemteb_eval.models import DEFAULT_BATCH_SIZE, DEFAULT_MODEL, model_help
 from chemteb_eval.tasks import BENCHMARKS, COLLECTIONS
 
 Subparsers = Any  # argparse's _SubParsersAction
@@ -108,11 +109,9 @@ def add_run(sub: Subparsers) -> None:
     runner.add_argument(
         "-m",
         "--model",
-        default="sentence-transformers/all-MiniLM-L6-v2",
-        help="Hub id or folder (sentence-transformers); transformers:ID or transformers-cls:ID "
-        "(mean/CLS pooling); model2vec:ID; word2vec:PATH; fasttext:PATH; openai:MODEL "
-        "(OpenAI-compatible API). Default: sentence-transformers/all-MiniLM-L6-v2, bundled "
-        "(offline)",
+        default=DEFAULT_MODEL,
+        # from the backend table (chemteb_eval.models.backends): every embedding backend
+        help=f"{model_help('encoder')}. Default: {DEFAULT_MODEL}, bundled (offline)",
     )
     runner.add_argument("--api-base", help="API root for openai: models (default $OPENAI_BASE_URL)")
     runner.add_argument("-b", "--benchmark", help=f"{', '.join(BENCHMARKS)} (default PipChem)")
@@ -126,7 +125,10 @@ def add_run(sub: Subparsers) -> None:
         "--output-dir", default="results", help="where result folders go (default: results)"
     )
     runner.add_argument(
-        "--batch-size", type=int, default=32, help="texts per model call (default: 32)"
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help=f"texts per model call (default: {DEFAULT_BATCH_SIZE})",
     )
     runner.add_argument(
         "--device", help="torch device, e.g. cpu or cuda:0 (default: a GPU if there is one)"
