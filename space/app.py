@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # state.py, tabs/, whe
 from state import (
     FILTERS,
     HEAD,
-    MTEB_SCORES_FILE,
     OPEN_TAB_JS,
     SHOWN_BENCHMARKS,
     AppState,
@@ -60,6 +59,8 @@ from tabs import (
     radar,
     task,
 )
+
+from chemteb_eval.results.inputs import MTEB_SCORES_FILE
 
 __all__ = ["MTEB_SCORES_FILE", "PARAMS", "SHOWN_BENCHMARKS", "AppState", "build_demo"]
 __all__ += ["build_state", "main", "parse_query", "view_all"]

@@ -14,13 +14,13 @@ from typing import Any
 
 from views import md, md_code
 
-from chemteb_eval.results.domains import MtebScores, read_mteb_csv, read_mteb_folder
+from chemteb_eval.results.domains import MtebScores
+from chemteb_eval.results.inputs import read_model_tables, resolve_mteb_scores
 from chemteb_eval.results.leaderboard import (
     SIZE_BUCKETS,
     Leaderboard,
     build_leaderboard,
     filter_rows,
-    read_model_table,
 )
 from chemteb_eval.results.ranking import (
     DEFAULT_BENCHMARK,
@@ -33,9 +33,6 @@ from chemteb_eval.tasks import get_benchmark
 SHOWN_BENCHMARKS = ("ChemTEB", "ChemTEB(v1.1)", "ChemTEB(paper)")
 SHOWN_WITH_RESULTS = ("PipChem", "SciEmbed", "SciText")
 OPENNESS = ("all", "open", "proprietary")
-# The MTEB(eng, v1) scores file looked for in (and beside) each results folder, as
-# paper_models.csv is: ../shared/reference/ has one, and a results repo can hold one at its root.
-MTEB_SCORES_FILE = "mteb_eng_v1_scores.csv"
 
 
 @dataclass
@@ -118,59 +115,31 @@ def _side_files(
     mteb_scores: str | Path | None,
     mteb_results: Sequence[str | Path],
 ) -> tuple[dict[str, dict[str, str]], MtebScores | None, str]:
-    """The files read beside the results, in one place: the model table (``paper_models.csv``
-    beside a results folder, or the one named) and the MTEB scores and where they came from."""
-    table: dict[str, dict[str, str]] = {}
-    tables = [Path(model_table)] if model_table else [r.parent / "paper_models.csv" for r in roots]
-    for path in tables:
-        if path.is_file():
-            try:
-                table.update(read_model_table(path))
-            except ValueError:
-                if model_table:
-                    raise
-                # found beside the results: scan_results already listed it as a notice
-    mteb, mteb_source = _mteb_scores(roots, mteb_scores, mteb_results)
-    return table, mteb, mteb_source
-
-
-def _mteb_scores(
-    roots: Sequence[Path], path: str | Path | None, folders: Sequence[str | Path]
-) -> tuple[MtebScores | None, str]:
-    """The MTEB scores and where they came from (``None`` when there are none)."""
-    if path is not None and not Path(path).is_file():
-        raise ValueError(
-            f"mteb_scores (--mteb-scores): {path} is not a file; pass {MTEB_SCORES_FILE}'s path."
-        )
-    candidates = (
-        [Path(path)] if path else [p / MTEB_SCORES_FILE for r in roots for p in (r, r.parent)]
+    """The files read beside the results, by the rule the CLI uses too
+    (``chemteb_eval.results.inputs``): the model table and the MTEB scores (the ones named, else
+    those in or beside a results folder), and a line on where the scores came from."""
+    table = read_model_tables(roots, model_table)
+    found = resolve_mteb_scores(
+        roots,
+        mteb_scores,
+        mteb_results,
+        scores_arg="mteb_scores (--mteb-scores)",
+        folders_arg="mteb_results (--mteb-results)",
     )
-    found = next((c for c in candidates if c.is_file()), None)
-    if found is None:
-        if folders:
-            raise ValueError(
-                "mteb_results (--mteb-results): needs the MTEB(eng, v1) scores too (their task "
-                f"list and types); pass mteb_scores (--mteb-scores {MTEB_SCORES_FILE})."
-            )
-        return None, ""
-    for folder in folders:
-        if not Path(folder).is_dir():
-            raise ValueError(f"mteb_results (--mteb-results): {folder} is not a folder.")
-    try:
-        mteb = read_mteb_csv(found)
-    except (OSError, ValueError) as exc:
-        if path is not None:  # asked for by name: say so before the page starts
-            raise ValueError(f"mteb_scores (--mteb-scores): {exc}") from None
+    if found.scores is None:
+        if not found.problem:
+            return table, None, ""
         # found beside the results: the page starts without the comparison and says why
-        print(f"[skipped] {exc}", file=sys.stderr)
-        return None, f"the MTEB scores beside the results were not read: {md(exc)}"
-    for folder in folders:
-        mteb = read_mteb_folder(folder, mteb)
+        print(f"[skipped] {found.problem}", file=sys.stderr)
+        return table, None, f"the MTEB scores beside the results were not read: {md(found.problem)}"
+    mteb = found.scores
     for line in mteb.skipped:
         print(f"[skipped] {line}", file=sys.stderr)
+    folders = found.folders
     extra = f" and {', '.join(md_code(f) for f in folders)}" if folders else ""
     left_out = f"; {len(mteb.skipped)} file(s) left out" if mteb.skipped else ""
-    return mteb, f"{md_code(found.name)} ({len(mteb.scores)} models){extra}{left_out}"
+    assert found.path is not None
+    return table, mteb, f"{md_code(found.path.name)} ({len(mteb.scores)} models){extra}{left_out}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chemteb_eval.metric_docs import METRICS
 from chemteb_eval.models import DEFAULT_BATCH_SIZE, DEFAULT_MODEL, model_help
@@ -15,6 +15,9 @@ Subparsers = Any  # argparse's _SubParsersAction
 _RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")
 MIN_RESAMPLES = 100  # fewer leave a 2.5% tail of under 3 draws: an interval of noise
 _DEFAULT_RUNTIME = "torch"
+
+if TYPE_CHECKING:
+    from chemteb_eval.results.ranking import RankedModel
 
 
 def shown(text: object) -> str:
@@ -309,27 +312,22 @@ def add_compare_domains(sub: Subparsers) -> None:
 
 def _cmd_compare_domains(args: argparse.Namespace) -> int:
     import json
-    from pathlib import Path
 
     from chemteb_eval import tasks
-    from chemteb_eval._env import shared_data_root
     from chemteb_eval.errors import ChemtebError
-    from chemteb_eval.results.domains import compare_domains, read_mteb_csv, read_mteb_folder
+    from chemteb_eval.results.domains import compare_domains
+    from chemteb_eval.results.inputs import MTEB_SCORES_FILE, resolve_mteb_scores
     from chemteb_eval.results.ranking import read_results
 
-    default = shared_data_root().parent / "reference" / "mteb_eng_v1_scores.csv"
-    source = Path(args.mteb_scores) if args.mteb_scores else default
-    if not source.is_file():
-        named = f"{source} is not there" if args.mteb_scores else "not given"
+    found = resolve_mteb_scores(args.results, args.mteb_scores, args.mteb_results or ())
+    if found.scores is None:
+        named = f"{found.path} is not readable ({found.problem})" if found.problem else "not given"
         raise ChemtebError(
             f"--mteb-scores: {named}; pass the MTEB(eng, v1) scores CSV (model_id, task, "
-            "task_type, split, main_score; chemteb-eval does not ship one)."
+            f"task_type, split, main_score; chemteb-eval does not ship one), or put it in or "
+            f"beside the results folder as {MTEB_SCORES_FILE}."
         )
-    mteb = read_mteb_csv(source)
-    for folder in args.mteb_results or []:
-        if not Path(folder).is_dir():
-            raise ValueError(f"--mteb-results: {folder} is not a folder.")
-        mteb = read_mteb_folder(folder, mteb)
+    mteb = found.scores
     bench = tasks.get_benchmark(args.benchmark)
     models = read_results(args.results, bench, model_table=args.model_table)
     out = compare_domains(models, bench, mteb, min_mteb_coverage=args.min_mteb_coverage)
@@ -432,18 +430,15 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     rows = rank_models(models, bench)
     intervals = rank_uncertainty(models, bench) if args.ci else {}
     skipped = [s for m in models for s in m.skipped]  # after the intervals: evidence notices
-    for r in rows:
-        if args.ci:
-            r["rank_interval"] = intervals.get(r["model"])
     by_mean = bench.aggregation.kind == "mean"
     if args.json:
         if chosen:  # stdout holds the JSON alone
             print(chosen, file=sys.stderr)
-        print(json.dumps(_rank_json(rows, by_mean), indent=1))
+        print(json.dumps(_rank_json(rows, by_mean, intervals if args.ci else None), indent=1))
     else:
         if chosen:
             print(chosen)
-        _print_ranking(bench, rows)
+        _print_ranking(bench, rows, intervals)
     if args.ci and not args.json:
         tied = [m for m, ci in intervals.items() if ci["tied_with_top"]]
         print(
@@ -488,27 +483,33 @@ def _rank_benchmark(args: argparse.Namespace, scanned: list[Any]) -> tuple[Any, 
     return bench, f"Ranked on {bench.name}, {why}. Another: -b NAME (`chemteb list` names them)."
 
 
-def _rank_json(rows: list[dict[str, Any]], by_mean: bool) -> list[dict[str, Any]]:
+def _rank_json(
+    rows: list[RankedModel], by_mean: bool, intervals: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """``--json``'s rows: "mean" (over tasks) where it orders the ranking (RRF benchmarks rank
     by "rrf"); an incomplete model's mean over the tasks it has is no benchmark mean: null, as
-    the table shows it."""
+    the table shows it; with ``--ci`` each row's "rank_interval"."""
     out = []
     for r in rows:
-        row = {k: (None if k == "mean" and not r["complete"] else v) for k, v in r.items()}
+        row = {k: (None if k == "mean" and not r.complete else v) for k, v in r.to_dict().items()}
+        if intervals is not None:
+            row["rank_interval"] = intervals.get(r.model)
         out.append({k: v for k, v in row.items() if by_mean or k != "mean"})
     return out
 
 
-def _print_ranking(bench: Any, rows: list[dict[str, Any]]) -> None:
+def _print_ranking(
+    bench: Any, rows: list[RankedModel], intervals: dict[str, Any] | None = None
+) -> None:
     """The ranking table: names whole (the column is as wide as the longest), each type's
     column headed by its full label, and for a benchmark ranked by the mean over tasks that
     mean, the column its order comes from."""
     from chemteb_eval import tasks
 
-    types = [t for t in tasks.TASK_TYPES if any(t in r["means"] for r in rows)]
+    types = [t for t in tasks.TASK_TYPES if any(t in r.means for r in rows)]
     label = {name: k.label for name, k in tasks.KINDS.items()}
     width = {t: max(13, len(label[t])) for t in types}
-    names = {id(r): shown(r["model"]) for r in rows}
+    names = {id(r): shown(r.model) for r in rows}
     name_width = max([5, *map(len, names.values())])
     by_mean = bench.aggregation.kind == "mean"
     n_tasks = len(tasks.benchmark_tasks(bench))
@@ -529,27 +530,25 @@ def _print_ranking(bench: Any, rows: list[dict[str, Any]]) -> None:
     )
     for r in rows:
         cells = " ".join(
-            f"{_type_cell(r, t):>{width[t]}}" if t in r["means"] else f"{'-':>{width[t]}}"
+            f"{_type_cell(r, t):>{width[t]}}" if t in r.means else f"{'-':>{width[t]}}"
             for t in types
         )
-        rank = "-" if r["rank"] is None else str(r["rank"])
-        note = "" if r["complete"] else f"  incomplete {r['coverage']}"
-        ci = r.get("rank_interval")
+        rank = "-" if r.rank is None else str(r.rank)
+        note = "" if r.complete else f"  incomplete {r.coverage}"
+        ci = (intervals or {}).get(r.model)
         if ci:
             note += f"  95% rank {ci['rank_low']}-{ci['rank_high']}" + (
                 "  ~#1" if ci["tied_with_top"] else ""
             )
         mean = ""
         if by_mean:
-            mean = f" {'-':>7}" if r["mean"] is None or not r["complete"] else f" {r['mean']:>7.4f}"
-        line = (
-            f"{rank:>4} {names[id(r)]:<{name_width}}{mean} {r['rrf']:>6.3f} {r['borda']:>6} {cells}"
-        )
+            mean = f" {'-':>7}" if r.mean is None or not r.complete else f" {r.mean:>7.4f}"
+        line = f"{rank:>4} {names[id(r)]:<{name_width}}{mean} {r.rrf:>6.3f} {r.borda:>6} {cells}"
         print(line.rstrip() + note)
 
 
-def _type_cell(row: dict[str, Any], task_type: str) -> str:
-    return f"{row['means'][task_type]:.4f} ({row['ranks'][task_type]:>2})"
+def _type_cell(row: RankedModel, task_type: str) -> str:
+    return f"{row.means[task_type]:.4f} ({row.ranks[task_type]:>2})"
 
 
 def _write_correlations(models: Any, bench: Any, args: argparse.Namespace, folder: str) -> None:
@@ -560,24 +559,12 @@ def _write_correlations(models: Any, bench: Any, args: argparse.Namespace, folde
         task_correlations,
         write_matrix,
     )
+    from chemteb_eval.results.inputs import read_model_tables
     from chemteb_eval.results.leaderboard import model_facts
-    from chemteb_eval.results.ranking import read_model_table
 
-    # Families as the leaderboard names them: the model table (--model-table, else a
-    # paper_models.csv beside a results folder), else the model id's organisation.
-    tables = (
-        [args.model_table]
-        if args.model_table
-        else [Path(r).parent / "paper_models.csv" for r in args.results]
-    )
-    table: dict[str, dict[str, str]] = {}
-    for path in tables:
-        if Path(path).is_file():
-            try:
-                table.update(read_model_table(path))
-            except ValueError:
-                if args.model_table:
-                    raise  # a table found beside the results was already a notice
+    # Families as the leaderboard names them: the model table (--model-table, else one in or
+    # beside a results folder), else the model id's organisation.
+    table = read_model_tables(args.results, args.model_table)
     families = {m.model: model_facts(m, table).family for m in models}
     out = Path(folder)
     tasks_matrix = task_correlations(models, bench)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from chemteb_eval.scoring.uncertainty import competition_ranks
 from chemteb_eval.tasks import Benchmark, benchmark_tasks
 from chemteb_eval.tasks.kinds import kind as task_kind
 
@@ -238,10 +239,6 @@ class DomainComparison:
         }
 
 
-def _ranks(values: Mapping[str, float]) -> dict[str, int]:
-    return {m: 1 + sum(1 for v in values.values() if v > x) for m, x in values.items()}
-
-
 def compare_domains(
     models: Iterable[ModelResults],
     bench: Benchmark,
@@ -322,8 +319,8 @@ def _one_type(
         if kept.size:
             low, high = np.quantile(kept, [0.025, 0.975])
             interval = (float(low), float(high))
-    general = _ranks({m: p[0] for m, p in points.items()})
-    chem = _ranks({m: p[1] for m, p in points.items()})
+    general = competition_ranks({m: p[0] for m, p in points.items()})
+    chem = competition_ranks({m: p[1] for m, p in points.items()})
     changes = sorted(
         ((m, general[m], chem[m]) for m in points),
         key=lambda r: (-abs(r[1] - r[2]), r[0]),

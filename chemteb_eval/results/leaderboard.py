@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chemteb_eval.scoring.uncertainty import competition_ranks
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, main_score
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
 from .ranking import (
     DETAIL_KEYS,
     ModelResults,
+    RankedModel,
     ScannedModel,
     rank_models,
     rank_uncertainty,
@@ -231,14 +233,6 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[bool]:
     return flags
 
 
-def _competition_rank(values: Mapping[str, float]) -> dict[str, int]:
-    ordered = sorted(values.values(), reverse=True)
-    first: dict[float, int] = {}
-    for position, value in enumerate(ordered, start=1):
-        first.setdefault(value, position)
-    return {k: first[v] for k, v in values.items()}
-
-
 @dataclass
 class Leaderboard:
     """Every table and plot input of one benchmark, computed once.
@@ -297,12 +291,12 @@ def build_leaderboard(
         return board
     ranked = rank_models(models, bench)
     by_model = {m.model: m for m in models}
-    borda_rank = _competition_rank({r["model"]: r["borda"] for r in ranked if r["complete"]})
+    borda_rank = competition_ranks({r.model: float(r.borda) for r in ranked if r.complete})
     intervals = rank_uncertainty(models, bench)
     for r in ranked:
-        row = _overall_row(r, board, borda_rank, intervals.get(r["model"]))
+        row = _overall_row(r, board, borda_rank, intervals.get(r.model))
         board.overall.append(row)
-        board.efficiency.extend(_efficiency_entries(r, row, by_model[r["model"]], board))
+        board.efficiency.extend(_efficiency_entries(r, row, by_model[r.model], board))
     # Speeds are comparable on the same hardware only: one Pareto front per hardware.
     for hardware in {e["Hardware"] for e in board.efficiency}:
         group = [e for e in board.efficiency if e["Hardware"] == hardware]
@@ -337,30 +331,30 @@ def _add_facts(
 
 
 def _overall_row(
-    r: dict[str, Any],
+    r: RankedModel,
     board: Leaderboard,
     borda_rank: dict[str, int],
     interval: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    facts = board.facts[r["model"]]
+    facts = board.facts[r.model]
     row: dict[str, Any] = {
-        "Rank": r["rank"],
-        "Model": r["model"],
-        "RRF": r["rrf"] if r["complete"] else None,
-        "Borda rank": borda_rank.get(r["model"]),
+        "Rank": r.rank,
+        "Model": r.model,
+        "RRF": r.rrf if r.complete else None,
+        "Borda rank": borda_rank.get(r.model),
         # How sure the rank is: its 95% interval over task resamples, and the models that
         # rank first often enough to be not separable from the top (docs/uncertainty.md).
         "Rank 95%": f"{interval['rank_low']}-{interval['rank_high']}" if interval else None,
         "Tied with #1": "≈ #1" if interval and interval["tied_with_top"] else "",
-        "Borda": r["borda"],
-        "Mean": r["mean"] if r["complete"] else None,
+        "Borda": r.borda,
+        "Mean": r.mean if r.complete else None,
     }
     for t in board.types:
-        row[TYPE_LABELS[t]] = r["means"].get(t)
+        row[TYPE_LABELS[t]] = r.means.get(t)
     row.update(
         {
-            "Coverage": r["coverage"],
-            "Complete": r["complete"],
+            "Coverage": r.coverage,
+            "Complete": r.complete,
             "Params (M)": None
             if facts.n_parameters is None
             else round(facts.n_parameters / 1e6, 1),
@@ -375,13 +369,13 @@ def _overall_row(
 
 
 def _efficiency_entries(
-    r: dict[str, Any], row: dict[str, Any], result: ModelResults, board: Leaderboard
+    r: RankedModel, row: dict[str, Any], result: ModelResults, board: Leaderboard
 ) -> list[dict[str, Any]]:
     """Samples per second over the tasks whose size and time are both known (complete models):
     one entry per hardware the tasks were timed on (each result file names its run, and the
     run its hardware), so a model run on a GPU and later on a CPU is in both panels with the
     tasks each timed — never one speed mixing the two."""
-    if not r["complete"]:
+    if not r.complete:
         return []
     by_hardware: dict[str, list[tuple[int, float]]] = {}
     for t in board.tasks:
@@ -389,12 +383,12 @@ def _efficiency_entries(
         if t.name in result.seconds and size is not None:
             hardware = task_hardware(result, t.name) or "not recorded"
             by_hardware.setdefault(hardware, []).append((size, result.seconds[t.name]))
-    facts = board.facts[r["model"]]
+    facts = board.facts[r.model]
     return [
         {
-            "Model": r["model"],
+            "Model": r.model,
             "Samples/s": sum(s for s, _ in sized) / sum(sec for _, sec in sized),
-            "RRF": r["rrf"],
+            "RRF": r.rrf,
             "Params (M)": row["Params (M)"],
             "Dim": facts.embedding_dim,
             "Hardware": hardware,
@@ -406,16 +400,16 @@ def _efficiency_entries(
 
 
 def _type_rows(
-    t: str, ranked: list[dict[str, Any]], by_model: dict[str, ModelResults], board: Leaderboard
+    t: str, ranked: list[RankedModel], by_model: dict[str, ModelResults], board: Leaderboard
 ) -> list[dict[str, Any]]:
     type_tasks = [task for task in board.tasks if task.type == t]
     rows = []
     for r in ranked:
-        scores = by_model[r["model"]].scores
-        row = {
-            "Rank": r["ranks"].get(t) if r["complete"] else None,
-            "Model": r["model"],
-            "Mean": r["means"].get(t),
+        scores = by_model[r.model].scores
+        row: dict[str, Any] = {
+            "Rank": r.ranks.get(t) if r.complete else None,
+            "Model": r.model,
+            "Mean": r.means.get(t),
             "Coverage": f"{sum(x.name in scores for x in type_tasks)}/{len(type_tasks)}",
         }
         for task in type_tasks:
@@ -430,7 +424,7 @@ def _task_rows(task: Task, models: list[ModelResults], board: Leaderboard) -> li
     key = main_score(board.benchmark, task)
     have = [m for m in models if task.name in m.scores]
     have.sort(key=lambda m: -m.scores[task.name])
-    ranks = _competition_rank({m.model: m.scores[task.name] for m in have})
+    ranks = competition_ranks({m.model: m.scores[task.name] for m in have})
     rows = []
     for m in have:
         row = {"Rank": ranks[m.model], "Model": m.model, key: m.scores[task.name]}

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from chemteb_eval.scoring.uncertainty import competition_ranks
 from chemteb_eval.tasks import (
     BENCHMARKS,
     Benchmark,
@@ -23,6 +23,7 @@ from chemteb_eval.tasks import (
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES, kind
 
 from .evidence import Evidence
+from .inputs import model_name, model_table_paths, read_model_table
 from .runs import LEGACY_RUN_META, RUNS_FILE, latest_run, read_runs
 from .schema import ResultFile, match_task, read_json_object
 
@@ -31,6 +32,7 @@ __all__ = [
     "DETAIL_KEYS",
     "BenchmarkCoverage",
     "ModelResults",
+    "RankedModel",
     "ScannedModel",
     "benchmark_coverage",
     "choose_benchmark",
@@ -40,7 +42,6 @@ __all__ = [
     "scan_results",
 ]
 
-PAPER_TABLE = "paper_models.csv"  # the model table a results root may have beside it
 # What `rank` and the Space show when the results say nothing (no file matches any benchmark),
 # and the first of equally covered benchmarks.
 DEFAULT_BENCHMARK = "ChemTEB(paper)"
@@ -83,46 +84,20 @@ class ModelResults:
     evidence: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
 
-def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
-    """Rows of a model table (``paper_models.csv``'s columns), keyed by model id and folder.
-
-    Raises:
-        ValueError: when the file lacks a ``model_id`` column.
-    """
-    if path is None:
-        return {}
-    path = Path(path)
-    table: dict[str, dict[str, str]] = {}
-    with path.open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM
-        reader = csv.DictReader(handle)
-        try:
-            if "model_id" not in (reader.fieldnames or []):
-                raise ValueError(f"model_table: {path} has no 'model_id' column.")
-            for row in reader:
-                if None in row or any(v is None for v in row.values()):  # too many or too few
-                    raise ValueError(
-                        f"model_table: {path}: line {reader.line_num} has "
-                        f"{len(row) - (None in row)} of {len(reader.fieldnames or ())} columns."
-                    )
-                table[row["model_id"]] = row
-                if row.get("results_dir"):
-                    table[row["results_dir"]] = row
-        except (csv.Error, UnicodeDecodeError) as exc:  # a 131k-character field, bad bytes
-            raise ValueError(
-                f"model_table: {path}: line {reader.line_num}: not a readable CSV row ({exc})."
-            ) from None
-    return table
-
-
-def _model_table(path: Path | None) -> dict[str, str]:
-    """Result folder name -> model id, from a model table beside the results (if any)."""
-    if path is None or not path.is_file():
-        return {}
-    return {
-        row["results_dir"]: row["model_id"]
-        for row in read_model_table(path).values()
-        if row.get("results_dir")
-    }
+def _model_table(root: Path, given: str | Path | None) -> dict[str, str]:
+    """Result folder name -> model id, from the model table named, else one in or beside the
+    results folder (``inputs.model_table_paths``: the one rule), if any."""
+    names: dict[str, str] = {}
+    for path in model_table_paths([root], given):
+        if path.is_file():
+            names.update(
+                {
+                    row["results_dir"]: row["model_id"]
+                    for row in read_model_table(path).values()
+                    if row.get("results_dir")
+                }
+            )
+    return names
 
 
 def _by_mtime(files: Iterable[Path], skipped: list[str]) -> list[Path]:
@@ -147,7 +122,7 @@ def scan_results(
     Args:
         roots: result folders.
         model_table: a CSV with ``results_dir`` and ``model_id`` columns naming the folders (the
-            paper's ``paper_models.csv``); default a ``paper_models.csv`` beside a root.
+            paper's ``paper_models.csv``); default one in or beside a root (``inputs``).
 
     Returns:
         One ``ScannedModel`` per model folder that holds JSON files.
@@ -158,7 +133,7 @@ def scan_results(
             raise ValueError(f"results: {root} is not a folder.")
         problem = ""
         try:
-            table = _model_table(Path(model_table) if model_table else root.parent / PAPER_TABLE)
+            table = _model_table(root, model_table)
         except ValueError as exc:
             if model_table:  # asked for by name: the caller says so in one line
                 raise
@@ -174,7 +149,7 @@ def scan_results(
                 unreadable.insert(0, problem)
             model = ScannedModel(
                 folder=folder,
-                name=table.get(folder.name) or folder.name.replace("__", "/"),
+                name=model_name(folder, None, table),
                 skipped=unreadable,
             )
             for path in files:
@@ -182,9 +157,7 @@ def scan_results(
                     payload = read_json_object(path)
                     if path.name == "model_meta.json":
                         model.meta = payload
-                        name = payload.get("name")
-                        if isinstance(name, str) and name:
-                            model.name = name
+                        model.name = model_name(folder, payload, table)
                     else:
                         model.files.append(ResultFile.from_dict(payload, path))
                 except (OSError, ValueError) as exc:
@@ -417,12 +390,39 @@ def _timed_with_encoding(file: ResultFile) -> bool:
     return "chemteb_eval_version" not in file.extra or "encode_seconds" in file.extra
 
 
-def _competition_ranks(values: Mapping[str, float]) -> dict[str, int]:
-    """1 = best; ties share the lowest rank ("min" ranking)."""
-    return {m: 1 + sum(1 for o in values.values() if o > v) for m, v in values.items()}
+@dataclass(frozen=True)
+class RankedModel:
+    """One model's row of a benchmark's ranking (``rank_models``).
+
+    ``row["rank"]`` reads a field as the dict rows of earlier versions did; ``to_dict()`` gives
+    that dict.
+    """
+
+    # in the order of the --json keys
+    model: str
+    means: Mapping[str, float]  # per task type, over the tasks the model has
+    complete: bool
+    coverage: str  # "tasks scored/tasks"
+    revision_mismatches: int  # task files at another dataset revision than the registry's
+    mean: float | None  # over every task score the model has
+    ranks: Mapping[str, int]  # per task type, among the complete models
+    rrf: float
+    borda: int
+    rank: int | None  # None: the model lacks some of the benchmark's tasks
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in self.__dataclass_fields__ else default
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
-def rank_models(models: list[ModelResults], bench: Benchmark) -> list[dict[str, Any]]:
+def rank_models(models: list[ModelResults], bench: Benchmark) -> list[RankedModel]:
     """Per-type means, per-type ranks, RRF, Borda, overall rank and coverage.
 
     Per task type: the mean of the model's task scores; the rank among complete models (1 =
@@ -433,52 +433,67 @@ def rank_models(models: list[ModelResults], bench: Benchmark) -> list[dict[str, 
     stand among the complete models.
 
     Returns:
-        One dict per model: model, means, ranks, rrf, borda, rank, complete, coverage,
-        revision_mismatches, mean.
+        One ``RankedModel`` per model, best first.
     """
     tasks = benchmark_tasks(bench)
     types = [t for t in TASK_TYPES if any(task.type == t for task in tasks)]
     k = bench.aggregation.rrf_k or 10
-    rows: list[dict[str, Any]] = []
-    for m in models:
-        means = {
-            t: float(
-                np.mean([m.scores[x.name] for x in tasks if x.type == t and x.name in m.scores])
-            )
-            for t in types
-            if any(x.type == t and x.name in m.scores for x in tasks)
-        }
-        rows.append(
-            {
-                "model": m.model,
-                "means": means,
-                "complete": all(x.name in m.scores for x in tasks),
-                "coverage": f"{sum(x.name in m.scores for x in tasks)}/{len(tasks)}",
-                "revision_mismatches": m.revision_mismatches,
-                "mean": float(np.mean(list(m.scores.values()))) if m.scores else None,
-                "_scores": m.scores,
-            }
-        )
-    complete = [r for r in rows if r["complete"]]
-    for r in rows:
-        r["ranks"] = {
-            t: 1 + sum(1 for c in complete if c is not r and c["means"][t] > r["means"][t])
-            for t in r["means"]
-        }
-        r["rrf"] = float(sum(1.0 / (k + rank) for rank in r["ranks"].values()))
+    means = [_type_means(m, tasks, types) for m in models]
+    complete = [all(x.name in m.scores for x in tasks) for m in models]
+    # a complete model has every type; each model's type means rank among theirs
+    reference: dict[str, Sequence[float]] = {
+        t: [ms[t] for ms, c in zip(means, complete, strict=True) if c] for t in types
+    }
+    type_ranks = [competition_ranks_among(ms, reference) for ms in means]
+    borda = [0] * len(models)
     for task in tasks:
-        have = {id(r): r["_scores"][task.name] for r in rows if task.name in r["_scores"]}
-        for r in rows:
-            if id(r) in have:
-                r["borda"] = r.get("borda", 0) + sum(1 for v in have.values() if v < have[id(r)])
-    key = "rrf" if bench.aggregation.kind == "rrf" else "mean"
-    overall = _competition_ranks({str(i): r[key] for i, r in enumerate(rows) if r["complete"]})
-    for i, r in enumerate(rows):
-        r["rank"] = overall.get(str(i))
-        r.setdefault("borda", 0)
-        del r["_scores"]
-    rows.sort(key=lambda r: (r["rank"] is None, r["rank"] or 0, -(r[key] or 0.0)))
-    return rows
+        have = {i: m.scores[task.name] for i, m in enumerate(models) if task.name in m.scores}
+        for i, value in have.items():
+            borda[i] += sum(1 for v in have.values() if v < value)
+    rrf = [float(sum(1.0 / (k + rank) for rank in r.values())) for r in type_ranks]
+    mean = [float(np.mean(list(m.scores.values()))) if m.scores else None for m in models]
+    by_mean = bench.aggregation.kind != "rrf"
+    aggregate = mean if by_mean else rrf
+    # a complete model has every task, so a mean
+    overall = competition_ranks(
+        {i: float(aggregate[i] or 0.0) for i, c in enumerate(complete) if c}
+    )
+    rows = [
+        RankedModel(
+            model=m.model,
+            means=means[i],
+            ranks=type_ranks[i],
+            rrf=rrf[i],
+            borda=borda[i],
+            rank=overall.get(i),
+            complete=complete[i],
+            coverage=f"{sum(x.name in m.scores for x in tasks)}/{len(tasks)}",
+            revision_mismatches=m.revision_mismatches,
+            mean=mean[i],
+        )
+        for i, m in enumerate(models)
+    ]
+    order = sorted(
+        range(len(rows)),
+        key=lambda i: (rows[i].rank is None, rows[i].rank or 0, -(aggregate[i] or 0.0)),
+    )
+    return [rows[i] for i in order]
+
+
+def competition_ranks_among(
+    values: Mapping[str, float], reference: Mapping[str, Sequence[float]]
+) -> dict[str, int]:
+    """Each ``values[t]`` ranked among ``reference[t]`` (1 + how many are higher)."""
+    return {t: competition_ranks({t: v}, reference[t])[t] for t, v in values.items()}
+
+
+def _type_means(m: ModelResults, tasks: list[Task], types: Sequence[str]) -> dict[str, float]:
+    means = {}
+    for t in types:
+        scores = [m.scores[x.name] for x in tasks if x.type == t and x.name in m.scores]
+        if scores:
+            means[t] = float(np.mean(scores))
+    return means
 
 
 def rank_uncertainty(

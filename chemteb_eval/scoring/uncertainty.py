@@ -17,9 +17,9 @@ Three questions, three functions (the method, its assumptions and references are
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,11 +27,14 @@ from numpy.typing import NDArray
 from ._items import ItemRecord
 from ._validation import as_values, check_positive_int
 
+K = TypeVar("K")
+
 __all__ = [
     "PairedResult",
     "RankIntervals",
     "bootstrap_ci",
     "check_items",
+    "competition_ranks",
     "item_records",
     "mean_ci",
     "min_tasks_for",
@@ -205,8 +208,38 @@ class RankIntervals:
         }
 
 
-def _competition_ranks(values: NDArray[np.float64]) -> NDArray[np.int64]:
-    """Ranks along axis 0 (models), 1 = highest; ties share the lowest rank."""
+@overload
+def competition_ranks(
+    values: Mapping[K, float], against: Iterable[float] | None = None
+) -> dict[K, int]: ...
+@overload
+def competition_ranks(
+    values: NDArray[np.float64], against: Iterable[float] | None = None
+) -> NDArray[np.int64]: ...
+def competition_ranks(
+    values: Mapping[K, float] | NDArray[np.float64], against: Iterable[float] | None = None
+) -> dict[K, int] | NDArray[np.int64]:
+    """The one competition ("min") ranking of the house: 1 = highest, ties share the lowest
+    rank (scores 0.9, 0.8, 0.8, 0.7 rank 1, 2, 2, 4).
+
+    Args:
+        values: ``{name: score}`` (ranks returned by name), or an array ranked along axis 0
+            (the models; further axes, e.g. resamples, are ranked independently).
+        against: rank each value among these scores instead of among ``values`` themselves
+            (an incomplete model's type mean among the complete models'; 1 + how many are
+            higher). Only with a mapping.
+    """
+    if isinstance(values, Mapping):
+        names = list(values)
+        scores = np.asarray([values[n] for n in names], dtype=np.float64)
+        if against is not None:
+            others = np.asarray(list(against), dtype=np.float64)
+            higher = (others[None, :] > scores[:, None]).sum(axis=1)
+        else:
+            higher = (scores[None, :] > scores[:, None]).sum(axis=1)
+        return {n: 1 + int(h) for n, h in zip(names, higher, strict=True)}
+    if against is not None:
+        raise ValueError("against: only with a mapping of scores.")
     better = (values[None, :, ...] > values[:, None, ...]).sum(axis=1)
     ranks: NDArray[np.int64] = 1 + better
     return ranks
@@ -232,7 +265,7 @@ def _aggregate(
     for t in range(n_types):
         cols = type_of_task == t
         if cols.any():
-            fused += 1.0 / (rrf_k + _competition_ranks(scores[:, :, cols].mean(axis=2)))
+            fused += 1.0 / (rrf_k + competition_ranks(scores[:, :, cols].mean(axis=2)))
     return fused
 
 
@@ -297,8 +330,8 @@ def rank_intervals(
     full = _aggregate(matrix[:, None, :], type_of_task, len(type_names), aggregation, rrf_k)
     # Position j of every resample holds a task of position j's type: the type map still holds.
     boot = _aggregate(sampled, type_of_task, len(type_names), aggregation, rrf_k)
-    point = _competition_ranks(full[:, 0])
-    ranks = _competition_ranks(boot)  # (models, resamples)
+    point = competition_ranks(full[:, 0])
+    ranks = competition_ranks(boot)  # (models, resamples)
     low = np.quantile(ranks, tail, axis=1, method="lower")
     high = np.quantile(ranks, 1 - tail, axis=1, method="higher")
     top_share = (ranks == 1).mean(axis=1)
