@@ -62,11 +62,11 @@ def emb(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def mteb_reference() -> Any:
-    """The adapters in tests/mteb_reference.py (MTEB's own code on arrays), shared with the tests."""
+    """The adapters in tests/helpers/mteb_reference.py (MTEB's own code on arrays), shared with the tests."""
     import sys
 
     sys.path.insert(0, str(REPO))
-    from tests import mteb_reference
+    from tests.helpers import mteb_reference
 
     return mteb_reference
 

@@ -34,9 +34,9 @@ from chemteb_eval.models.base import ModelMeta
 from chemteb_eval.runner import run
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
-from .chembench_cases import MCQ, QUESTION
 from .conftest import REPO_ROOT
-from .hashing_encoder import HashingEncoder
+from .helpers.chembench_cases import MCQ, QUESTION
+from .helpers.hashing_encoder import HashingEncoder
 
 sys.path.insert(0, str(REPO_ROOT / "space"))
 import app  # the Space
@@ -232,7 +232,7 @@ _READ_ONLY_CHILD = textwrap.dedent(
     import numpy as np
     from pathlib import Path
     from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
-    from tests.hashing_encoder import HashingEncoder
+    from tests.helpers.hashing_encoder import HashingEncoder
     encoder = HashingEncoder(dim=16)
     texts = {texts!r}
     with warnings.catch_warnings(record=True) as seen:

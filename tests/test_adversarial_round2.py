@@ -490,7 +490,7 @@ class _LocalModel:
         return ""
 
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
-        from .hashing_encoder import HashingEncoder
+        from .helpers.hashing_encoder import HashingEncoder
 
         base = HashingEncoder(dim=64).encode(texts, prompt=prompt, batch_size=batch_size)
         return base * np.tile(self.weights, 4)  # other weights, other (reweighted) vectors
@@ -793,7 +793,7 @@ def test_item19_a_cache_file_with_another_layout_is_one_line(tmp_path: Path) -> 
 def test_item19_a_nan_row_is_re_encoded_not_blamed_on_the_encoder(tmp_path: Path) -> None:
     from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 
-    from .hashing_encoder import HashingEncoder
+    from .helpers.hashing_encoder import HashingEncoder
 
     encoder = HashingEncoder(dim=16)
     texts = ["benzene", "toluene", "xylene"]

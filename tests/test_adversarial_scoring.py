@@ -43,8 +43,8 @@ from chemteb_eval.scoring import (
 from chemteb_eval.scoring.ner import score_ner
 from chemteb_eval.scoring.sts import score_sts
 
-from .chembench_cases import MCQ, QUESTION
 from .conftest import REPO_ROOT
+from .helpers.chembench_cases import MCQ, QUESTION
 
 SLOW = os.environ.get("CHEMTEB_FUZZ") == "slow"
 

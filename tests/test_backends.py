@@ -26,7 +26,7 @@ from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, ModelMeta, check_batch_
 from chemteb_eval.models.spec import BACKEND_NEEDS, BACKENDS, ModelSpec, parse_model_spec
 
 from .conftest import REPO_ROOT
-from .loopback import chat_reply, read_json, reply_json, serving
+from .helpers.loopback import chat_reply, read_json, reply_json, serving
 
 ENCODERS = [b for b in BACKEND_TABLE.values() if b.encoder is not None]
 

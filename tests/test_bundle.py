@@ -23,7 +23,7 @@ import pytest
 from chemteb_eval.hub.bundle import LIGHT, bundle_space, flat_name
 from chemteb_eval.metric_docs import METRIC_NAMES
 from tests.conftest import REPO_ROOT
-from tests.fake_hub import FakeHub
+from tests.helpers.fake_hub import FakeHub
 
 METRICS = REPO_ROOT / "metrics"
 

@@ -20,7 +20,7 @@ from chemteb_eval.chembench.questions import Question
 from chemteb_eval.chembench.score import score_chembench
 from chemteb_eval.cli import main
 
-from .loopback import chat_reply, read_json, serving
+from .helpers.loopback import chat_reply, read_json, serving
 from .test_chembench_surfaces import MCQ, NUM
 
 

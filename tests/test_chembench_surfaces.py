@@ -22,7 +22,7 @@ from chemteb_eval.cli import main
 from chemteb_eval.data.hub_layout import write_hub_dataset
 
 from .conftest import REPO_ROOT
-from .fake_hub import FakeHub
+from .helpers.fake_hub import FakeHub
 
 MCQ: dict[str, Any] = {
     "name": "mcq_1",

@@ -20,7 +20,7 @@ from chemteb_eval.chembench.prompts import build_messages
 from chemteb_eval.chembench.questions import Question
 from chemteb_eval.cli import main
 
-from .loopback import chat_reply, read_json, serving
+from .helpers.loopback import chat_reply, read_json, serving
 
 
 def _png(width: int = 4, height: int = 3) -> bytes:

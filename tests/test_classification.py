@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from chemteb_eval.scoring import score_classification
 from chemteb_eval.scoring.classification import undersample_indices
 
-from .reference_loops import undersample
+from .helpers.reference_loops import undersample
 
 
 def _blobs(rng: np.random.Generator, labels: list, n_per: int, sep: float = 10.0) -> tuple:

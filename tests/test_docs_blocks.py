@@ -209,7 +209,7 @@ print("RESULT " + json.dumps(failed))
 
 @pytest.mark.slow
 def test_hub_python_runs_as_written_against_the_loopback_hub(tmp_path: Path) -> None:
-    from tests.fake_hub import FakeHub
+    from tests.helpers.fake_hub import FakeHub
 
     hub = FakeHub()
     try:

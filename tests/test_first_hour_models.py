@@ -25,7 +25,7 @@ import pytest
 
 from chemteb_eval.cli import main
 
-from .loopback import serving
+from .helpers.loopback import serving
 
 # Subprocesses and whole runs (seconds each): out of `scripts/check -m "not slow"`.
 pytestmark = pytest.mark.slow

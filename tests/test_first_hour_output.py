@@ -24,7 +24,7 @@ from chemteb_eval.cli import main
 from chemteb_eval.runner import RunReport
 from chemteb_eval.tasks import Task, benchmark_tasks, get_benchmark
 
-from .hashing_encoder import HashingEncoder
+from .helpers.hashing_encoder import HashingEncoder
 
 # Subprocesses and whole runs (seconds each): out of `scripts/check -m "not slow"`.
 pytestmark = pytest.mark.slow

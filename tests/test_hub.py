@@ -1,4 +1,4 @@
-"""The Hub side against a loopback Hub (tests/fake_hub.py): the real huggingface_hub, evaluate and
+"""The Hub side against a loopback Hub (tests/helpers/fake_hub.py): the real huggingface_hub, evaluate and
 datasets clients run in subprocesses whose HF_ENDPOINT points at it (they read it at import)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import yaml
 from chemteb_eval import __version__
 from chemteb_eval.hub.bundle import bundle_space
 from tests.conftest import REPO_ROOT
-from tests.fake_hub import FakeHub
+from tests.helpers.fake_hub import FakeHub
 
 sys.path.insert(0, str(REPO_ROOT / "space"))
 from synthetic import write_synthetic_results

@@ -2,7 +2,7 @@
 as in huggingface_hub's own readers, and dry runs and hostile inputs that must end in one line.
 
 One wheel is built per module (a clone of this checkout's HEAD, ~5 s); the loopback Hub
-(tests/fake_hub.py) serves the real clients in subprocesses.
+(tests/helpers/fake_hub.py) serves the real clients in subprocesses.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from chemteb_eval.errors import ChemtebError
 from chemteb_eval.hub import jobs
 from chemteb_eval.hub.model_card import CardMergeError, card_with_results
 from tests.conftest import REPO_ROOT
-from tests.fake_hub import FakeHub
+from tests.helpers.fake_hub import FakeHub
 
 sys.path.insert(0, str(REPO_ROOT / "space"))
 from synthetic import write_synthetic_results

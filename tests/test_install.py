@@ -33,7 +33,7 @@ from chemteb_eval.errors import MissingExtraError, require_extra, require_extras
 from chemteb_eval.metric_docs import METRIC_NAMES
 from chemteb_eval.models.spec import BACKEND_NEEDS, BACKENDS, parse_model_spec
 from tests.conftest import REPO_ROOT
-from tests.fake_hub import FakeHub
+from tests.helpers.fake_hub import FakeHub
 
 tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads pyproject.toml")
 PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())

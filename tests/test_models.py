@@ -176,7 +176,7 @@ def test_hub_reachable_asks_http_not_just_tcp(monkeypatch: pytest.MonkeyPatch) -
 
     import chemteb_eval._env as env
 
-    from .loopback import serving
+    from .helpers.loopback import serving
 
     class Answers(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:

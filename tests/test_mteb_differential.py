@@ -18,11 +18,11 @@ from chemteb_eval.scoring import (
     score_retrieval,
 )
 
-from .reference_loops import sweep
+from .helpers.reference_loops import sweep
 
 pytest.importorskip("mteb", reason="mteb (the reference implementation) is not installed")
 
-from . import mteb_reference as ref
+from .helpers import mteb_reference as ref
 
 
 @pytest.mark.parametrize("seed", range(3))

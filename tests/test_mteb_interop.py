@@ -28,7 +28,7 @@ from chemteb_eval.runner import run
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
 from .conftest import REPO_ROOT
-from .hashing_encoder import HashingEncoder
+from .helpers.hashing_encoder import HashingEncoder
 
 mteb = pytest.importorskip("mteb", reason="mteb is a dev dependency: pip install -e '.[dev]'")
 
@@ -189,7 +189,7 @@ _HUB_RUN = """
 import json, sys
 from dataclasses import replace
 sys.path.insert(0, sys.argv[1])
-from tests.hashing_encoder import HashingEncoder
+from tests.helpers.hashing_encoder import HashingEncoder
 from chemteb_eval.runner import run
 from chemteb_eval.tasks import get_task
 task = replace(get_task(sys.argv[2]), hf_path="chemteb/" + sys.argv[2], revision=sys.argv[3],
@@ -203,7 +203,7 @@ print(json.dumps(report.statuses))
 def test_a_hub_task_folder_loads_in_mteb(small_suite: Path, tmp_path: Path) -> None:
     """A task with a Hub commit (here: PipChem's pair task published to the loopback Hub and
     run from there) records that commit, and MTEB reads the folder."""
-    from .fake_hub import FakeHub
+    from .helpers.fake_hub import FakeHub
     from .test_hub import TOKEN, chemteb, python
 
     hub = FakeHub()

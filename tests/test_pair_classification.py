@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from chemteb_eval.scoring import score_pair_classification
 from chemteb_eval.scoring.pair_classification import best_threshold_metrics
 
-from .reference_loops import sweep
+from .helpers.reference_loops import sweep
 
 
 def test_hand_checked_sweep() -> None:

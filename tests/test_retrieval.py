@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chemteb_eval.scoring import score_retrieval
 from chemteb_eval.scoring.retrieval import rank_corpus
@@ -109,3 +112,69 @@ def test_chunking_and_depth_do_not_change_top(rng: np.random.Generator) -> None:
     full = rank_corpus(q, c, ids, 80, chunk_size=3)
     top = rank_corpus(q, c, ids, 10, chunk_size=64)
     assert (full[:, :10] == top).all()
+
+
+def _exact_unit_vectors() -> np.ndarray:
+    """4-d unit vectors with entries 0, +-1/2, +-1: their norms are exactly 1 and their dot
+    products multiples of 1/4, so no similarity is rounded and ties are real ties, however the
+    matrix product is blocked (BLAS rounds one matrix's edge tiles differently otherwise)."""
+    import itertools
+
+    halves = [np.array(v) / 2 for v in itertools.product((-1.0, 1.0), repeat=4)]
+    ones = [s * np.eye(4)[i] for i in range(4) for s in (-1.0, 1.0)]
+    return np.array(halves + ones, dtype=np.float32)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_docs=st.integers(1, 60),
+    n_queries=st.integers(1, 9),
+    top_k=st.integers(1, 70),
+    chunk=st.integers(1, 25),
+    levels=st.integers(1, 24),
+    seed=st.integers(0, 2**16),
+)
+def test_streamed_ranks_equal_one_pass_over_the_corpus(
+    n_docs: int, n_queries: int, top_k: int, chunk: int, levels: int, seed: int
+) -> None:
+    # Few distinct vectors (levels) make many exact ties, inside chunks and across them; ids
+    # such as "10" and "9" test the string order of the tie rule.
+    rng = np.random.default_rng(seed)
+    basis = _exact_unit_vectors()[rng.permutation(24)[:levels]]
+    corpus = basis[rng.integers(0, levels, n_docs)]
+    queries = _exact_unit_vectors()[rng.integers(0, 24, n_queries)]
+    ids = [str(i) for i in rng.permutation(n_docs * 3)[:n_docs]]
+    one_pass = rank_corpus(queries, corpus, ids, top_k)
+    streamed = rank_corpus(queries, corpus, ids, top_k, corpus_chunk_size=chunk, chunk_size=4)
+    assert streamed.tolist() == one_pass.tolist()
+    # the tie rule itself: score descending, then id descending as strings
+    sims = queries @ corpus.T
+    for q, row in enumerate(one_pass):
+        keys = [(-sims[q, d], (*(-ord(ch) for ch in ids[d]), 1)) for d in row]
+        assert keys == sorted(keys)
+
+
+def test_streamed_ranks_on_continuous_vectors() -> None:
+    rng = np.random.default_rng(7)
+    corpus = rng.normal(size=(3000, 16))
+    queries = rng.normal(size=(40, 16))
+    ids = [f"doc{i}" for i in range(3000)]
+    expected = rank_corpus(queries, corpus, ids, 100)
+    for chunk in (1, 97, 1000, 2999):
+        got = rank_corpus(queries, corpus, ids, 100, corpus_chunk_size=chunk, chunk_size=16)
+        assert got.tolist() == expected.tolist()
+
+
+def test_a_memory_mapped_corpus_is_ranked_chunk_by_chunk(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    corpus = rng.normal(size=(1000, 8)).astype(np.float32)
+    stored = np.lib.format.open_memmap(tmp_path / "c.npy", "w+", np.float32, corpus.shape)
+    stored[:] = corpus
+    stored.flush()
+    mapped = np.load(tmp_path / "c.npy", mmap_mode="r")
+    queries = rng.normal(size=(5, 8)).astype(np.float32)
+    ids = [f"d{i}" for i in range(1000)]
+    expected = rank_corpus(queries, corpus, ids, 10)
+    assert rank_corpus(queries, mapped, ids, 10, corpus_chunk_size=128).tolist() == (
+        expected.tolist()
+    )

@@ -18,7 +18,7 @@ from chemteb_eval.runner import run
 from chemteb_eval.tasks import Task, benchmark_tasks
 
 from .conftest import REPO_ROOT
-from .hashing_encoder import HashingEncoder
+from .helpers.hashing_encoder import HashingEncoder
 
 # Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
 pytestmark = pytest.mark.slow
@@ -93,7 +93,7 @@ def test_a_failing_task_is_recorded_and_the_run_goes_on(small_suite: Path, tmp_p
 _CHILD = textwrap.dedent("""
     import sys, json
     sys.path.insert(0, {root!r})
-    from tests.hashing_encoder import HashingEncoder
+    from tests.helpers.hashing_encoder import HashingEncoder
     from chemteb_eval.runner import run
     report = run(HashingEncoder(delay={delay}), output_dir={out!r}, cache_dir={cache!r}, batch_size=16,
                  progress=False, log=lambda m: None)

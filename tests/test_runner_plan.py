@@ -14,7 +14,7 @@ from chemteb_eval.errors import ChemtebError
 from chemteb_eval.runner import run, select
 from chemteb_eval.tasks import get_benchmark, get_task
 
-from .hashing_encoder import HashingEncoder
+from .helpers.hashing_encoder import HashingEncoder
 
 HOTPOT = get_task("ChemHotpotQARetrieval", "release")
 

@@ -145,7 +145,7 @@ def test_a_results_folder_that_cannot_be_written_is_one_line(
     from chemteb_eval.errors import ChemtebError
     from chemteb_eval.runner import stages
 
-    from .hashing_encoder import HashingEncoder
+    from .helpers.hashing_encoder import HashingEncoder
 
     def read_only(path: Path, payload: object) -> None:
         raise OSError(errno.EROFS, "Read-only file system")

@@ -23,7 +23,7 @@ from chemteb_eval.results.schema import ResultFile
 from chemteb_eval.runner import RunReport, run
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark, get_task
 from chemteb_eval.tasks.scitext import SEMEVAL_PAIRS
-from tests.hashing_encoder import HashingEncoder
+from tests.helpers.hashing_encoder import HashingEncoder
 
 RESTRICTED = ("ClinicalSTS2018", "ClinicalSTS2019", "CoNLL2003NER", "CHEMDNERNER")
 

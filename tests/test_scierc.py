@@ -13,7 +13,7 @@ from chemteb_eval.data import load_task
 from chemteb_eval.data.shared_sets import read_scierc
 from chemteb_eval.runner import run
 from chemteb_eval.tasks import get_task
-from tests.hashing_encoder import HashingEncoder
+from tests.helpers.hashing_encoder import HashingEncoder
 
 GOOD = "Recognition\tB-Task\nof\tI-Task\nnouns\tI-Task\nby\tO\nCRF\tB-Method\n\n"
 GOOD += "We\tO\nuse\tO\nBLEU\tB-Metric\non\tO\nWMT\tB-Material\ndata\tI-Material\n\n"

@@ -19,7 +19,7 @@ from chemteb_eval.scoring.ner_probe import score_ner_probe
 from chemteb_eval.scoring.sts import score_sts
 
 from .conftest import REPO_ROOT
-from .hashing_encoder import HashingEncoder
+from .helpers.hashing_encoder import HashingEncoder
 
 # Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
 pytestmark = pytest.mark.slow

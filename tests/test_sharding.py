@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 _SCRIPT = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, {root!r})
-    from tests.hashing_encoder import HashingEncoder
+    from tests.helpers.hashing_encoder import HashingEncoder
     from chemteb_eval.runner import run
     report = run(HashingEncoder(), output_dir={out!r}, cache_dir={cache!r}, batch_size=16,
                  progress=False, log=lambda m: None)

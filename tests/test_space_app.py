@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.fake_hub import FakeHub
+from tests.helpers.fake_hub import FakeHub
 
 sys.path.insert(0, str(REPO_ROOT / "space"))
 import analysis

@@ -14,7 +14,7 @@ from chemteb_eval.results.runs import run_record
 from chemteb_eval.runner import run
 from chemteb_eval.tasks import get_task
 
-from .hashing_encoder import HashingEncoder
+from .helpers.hashing_encoder import HashingEncoder
 
 # Seconds each (the small PipChem build, encoders that sleep): out of the inner loop.
 pytestmark = pytest.mark.slow

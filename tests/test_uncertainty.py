@@ -161,7 +161,7 @@ def test_runner_writes_items_and_compare_and_rank_ci_read_them(
     from chemteb_eval.runner import run
     from chemteb_eval.tasks import benchmark_tasks
 
-    from .hashing_encoder import HashingEncoder
+    from .helpers.hashing_encoder import HashingEncoder
 
     monkeypatch.setenv("CHEMTEB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CHEMTEB_PIPCHEM_SCALE", "small")

@@ -14,7 +14,7 @@ from chemteb_eval.data.shared_sets import read_umnsrs, repeated_pairs
 from chemteb_eval.data.types import WordPairData
 from chemteb_eval.runner import run
 from chemteb_eval.tasks import KINDS, get_task
-from tests.hashing_encoder import HashingEncoder
+from tests.helpers.hashing_encoder import HashingEncoder
 
 UMNSRS = ("UMNSRSSimilarity", "UMNSRSRelatedness", "UMNSRSSimilarityMod", "UMNSRSRelatednessMod")
 

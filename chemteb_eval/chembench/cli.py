@@ -6,7 +6,10 @@ import argparse
 import sys
 from typing import Any
 
+from chemteb_eval.models.backends import model_help
+
 from .refusal import DEFAULT_REFUSAL_MODEL
+from .run import GENERATION_BATCH_SIZE
 
 Subparsers = Any  # argparse's _SubParsersAction
 _UNDER_TEST = "\x00under-test"  # --extractor without a model
@@ -51,15 +54,20 @@ def _add_generate(steps: Subparsers) -> None:
         "-m",
         "--model",
         required=True,
-        help="openai:MODEL, litellm:PROVIDER/MODEL (pip install chemteb-eval[chembench]) or "
-        "transformers:ID",
+        # from the backend table (chemteb_eval.models.backends): every generation backend
+        help=model_help("generator"),
     )
     gen.add_argument("--api-base", help="OpenAI-compatible API root (default $OPENAI_BASE_URL)")
     gen.add_argument("--out", required=True, help="completions JSONL (appended; reruns resume)")
     gen.add_argument("--cot", action="store_true")
     gen.add_argument("--max-tokens", type=int, default=512)
     gen.add_argument("--temperature", type=float, default=0.0)
-    gen.add_argument("--batch-size", type=int, default=8)
+    gen.add_argument(
+        "--batch-size",
+        type=int,
+        default=GENERATION_BATCH_SIZE,
+        help=f"prompts per generation call (default: {GENERATION_BATCH_SIZE})",
+    )
     gen.add_argument("--confidence", action="store_true", help=_CONFIDENCE_HELP)
     gen.add_argument(
         "--max-retries",

@@ -25,6 +25,11 @@ __all__ = [
 ]
 
 
+# Prompts per generation call (a model's batch, or concurrent API requests): not the embedding
+# batch (texts per encoder call), so it has its own default.
+GENERATION_BATCH_SIZE = 8
+
+
 def write_prompts(
     questions: Sequence[Question],
     out: str | Path,
@@ -126,7 +131,7 @@ def generate_completions(
     max_retries: int = 0,
     refusal_classifier: Callable[[str], bool] | None = None,
     model: str | None = None,
-    batch_size: int = 8,
+    batch_size: int = GENERATION_BATCH_SIZE,
     progress: bool = True,
 ) -> int:
     """Ask the model every question not yet answered in ``out`` (JSONL, appended line by line,

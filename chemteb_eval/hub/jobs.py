@@ -25,6 +25,7 @@ from typing import Any
 
 from chemteb_eval import __version__
 from chemteb_eval.errors import ChemtebError
+from chemteb_eval.models.base import check_batch_size
 from chemteb_eval.models.spec import parse_model_spec
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
@@ -150,6 +151,7 @@ def job_plan(
         timeout: the Job's time limit (``30m``, ``6h``, ...).
         batch_size: the encoding batch size.
     """
+    batch_size = check_batch_size(batch_size)  # a GPU Job's default: twice a local run's
     from huggingface_hub import JobHardware
 
     get_benchmark(benchmark)  # an unknown name fails here, with suggestions
@@ -172,7 +174,7 @@ def job_plan(
     installed, steps = _install_steps(job_extras(model, benchmark), package, wheel)
     steps.append(
         f"chemteb run -m {shlex.quote(model)} -b {shlex.quote(benchmark)} --output-dir {out} "
-        f"--batch-size {int(batch_size)} --quiet"
+        f"--batch-size {batch_size} --quiet"
     )
     if push and target is not None:
         steps.append(f"chemteb push-results {out} --repo-id {shlex.quote(target)}")

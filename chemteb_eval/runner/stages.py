@@ -39,7 +39,7 @@ from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.backends import cache_variant
 from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, ModelMeta, check_batch_size
 from chemteb_eval.models.fingerprint import model_fingerprint
-from chemteb_eval.models.spec import parse_model_spec
+from chemteb_eval.models.spec import ModelSpec, parse_model_spec
 from chemteb_eval.results.io import NO_REVISION, model_dir, write_json_atomic
 from chemteb_eval.results.runs import RUNS_FILE, migrate_run_meta
 from chemteb_eval.results.schema import ResultFile, items_path, read_json_object, write_items
@@ -70,12 +70,14 @@ class Plan:
 
 
 def requirements(
-    model: str | Encoder, tasks: Sequence[Task]
+    model: str | ModelSpec | Encoder, tasks: Sequence[Task]
 ) -> list[tuple[str, tuple[str, ...], str]]:
     """The extras a run needs beyond the core install, as ``require_extras`` reads them: the
     model backend's (none for an API model or an ``Encoder`` object) and ``pipchem`` for tasks
     built from pip-installed data. The Jobs use it too, to pick what the Job installs."""
-    needs = parse_model_spec(model).needs if isinstance(model, str) else []
+    if isinstance(model, str):
+        model = parse_model_spec(model)
+    needs = model.needs if isinstance(model, ModelSpec) else []
     if any(task.builder == "pipchem" for task in tasks):
         needs.append(PIPCHEM_NEEDS)
     return needs
@@ -425,7 +427,7 @@ def write_run_record(
 
 
 def _open(
-    model: str | Encoder, output_dir: Path, cache: Path | None, **load_options: Any
+    model: ModelSpec | Encoder, output_dir: Path, cache: Path | None, **load_options: Any
 ) -> tuple[Encoder, Path, str | None]:
     """Check the folders (before minutes of model loading), then load the model. A model that
     does not load leaves no empty ``--output-dir`` behind (the check created it)."""
@@ -434,7 +436,7 @@ def _open(
     if cache is not None:
         fix = "run with --no-cache, or set CHEMTEB_CACHE to a folder you can write to"
         _writable(cache, "embedding cache folder", fix, read_only_ok=True)
-    if isinstance(model, str):
+    if isinstance(model, ModelSpec):
         from chemteb_eval.models import load_encoder
 
         try:
@@ -619,7 +621,9 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     batch_size = check_batch_size(batch_size)  # before a model or a dataset is touched
     plan = select(benchmark, tasks)
     # Every missing extra in one line, before a model or a dataset is touched.
-    require_extras(requirements(model, plan.tasks))
+    # the spec parsed once: the extras check and the load read the same record
+    spec = parse_model_spec(model) if isinstance(model, str) else model
+    require_extras(requirements(spec, plan.tasks))
     paths = data_paths_for(plan, data_paths)
     if beta is not None:
         beta = check_beta(beta)
@@ -632,7 +636,7 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
         "log": log,
         "progress": progress,
     }
-    encoder, out_dir, weights = _open(model, Path(output_dir), cache_folder, **options)
+    encoder, out_dir, weights = _open(spec, Path(output_dir), cache_folder, **options)
     report = RunReport(results_dir=out_dir)
     # opened first: a damaged cache stops the run before any work
     identity = _identity(encoder, precision, weights)

@@ -1,9 +1,10 @@
 """One record per task type: every fact about a type that code outside its scoring function needs.
 
 Results, the leaderboard, the CLI, the model-card code and the runner read these records; none of
-them keeps its own table of types. Adding a task type is one ``TaskKind`` here, one data class
-(``data/types.py``), one loader transform (``data/loader.py``) and one scoring function with its
-runner entry (``runner_kinds.py``): see ``docs/extending.md``.
+them keeps its own table of types, and no code compares a type's name (``tests/test_structure.py``
+forbids it). Adding a task type is one ``TaskKind`` here, one data class (``data/types.py``), one
+``HUB_LOADERS`` entry (``data/loader.py``), one scoring function with its items record beside it
+(``scoring/<type>.py``) and its runner entry (``runner/kinds.py``): see ``docs/extending.md``.
 """
 
 from __future__ import annotations
