@@ -6,7 +6,7 @@ passes the wrong thing learns which argument and what to do, never a traceback f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -62,9 +62,9 @@ def as_embeddings(
         raise ValueError(
             f"{name}: has dimension {arr.shape[1]}, expected {dim} like the other embeddings."
         )
-    finite = np.isfinite(arr).all(axis=1)
+    finite = _by_rows(arr, lambda a: np.isfinite(a).all(axis=1))
     if missing_ok:
-        finite |= np.isnan(arr).any(axis=1) & ~np.isinf(arr).any(axis=1)
+        finite |= _by_rows(arr, lambda a: np.isnan(a).any(axis=1) & ~np.isinf(a).any(axis=1))
     if not finite.all():
         bad = np.flatnonzero(~finite)
         raise ValueError(
@@ -92,9 +92,25 @@ def as_values(name: str, value: Any, *, missing_ok: bool = False) -> NDArray[np.
     return arr
 
 
+# Rows checked at a time: the checks' temporaries (n x d booleans) stay at 64k rows (25 MiB for
+# 384-d), not the corpus's size (a 5M x 384 corpus would need 1.9 GB of them at once).
+_CHECK_ROWS = 65_536
+
+
+def _by_rows(
+    arr: NDArray[Any], check: Callable[[NDArray[Any]], NDArray[np.bool_]]
+) -> NDArray[np.bool_]:
+    """``check`` (a per-row reduction) applied block by block over the rows of ``arr``."""
+    if len(arr) <= _CHECK_ROWS:
+        return check(arr)
+    return np.concatenate(
+        [check(arr[i : i + _CHECK_ROWS]) for i in range(0, len(arr), _CHECK_ROWS)]
+    )
+
+
 def check_nonzero_rows(name: str, arr: FloatArray) -> None:
     """Raise if a row has zero norm, for which cosine similarity is undefined."""
-    zero = ~np.any(arr != 0, axis=1)
+    zero = ~_by_rows(arr, lambda a: np.any(a != 0, axis=1))
     if zero.any():
         bad = np.flatnonzero(zero)
         raise ValueError(

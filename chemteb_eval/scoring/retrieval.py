@@ -23,7 +23,13 @@ from ._validation import (
     same_precision,
 )
 
-__all__ = ["DEFAULT_K_VALUES", "rank_corpus", "score_retrieval", "trec_metrics"]
+__all__ = [
+    "DEFAULT_CORPUS_CHUNK",
+    "DEFAULT_K_VALUES",
+    "rank_corpus",
+    "score_retrieval",
+    "trec_metrics",
+]
 
 DEFAULT_K_VALUES: tuple[int, ...] = (1, 3, 5, 10, 20, 100, 1000)
 # Grades are gains in nDCG: up to 2**53 every sum of them stays exact in float64 (trec_eval
@@ -65,6 +71,12 @@ def _as_grade(qid: str, did: str, grade: Any) -> int:
     return int(value)
 
 
+# Documents scored at a time per query chunk: 256 queries x 65,536 documents is 64 MiB of
+# float32 similarities, so memory stays bounded however large the corpus (a 5M-document corpus is
+# ranked in 77 passes; see benchmarks/bench_retrieval_scale.py).
+DEFAULT_CORPUS_CHUNK = 65_536
+
+
 def rank_corpus(
     queries: FloatArray,
     corpus: FloatArray,
@@ -72,12 +84,16 @@ def rank_corpus(
     top_k: int,
     *,
     chunk_size: int = 256,
+    corpus_chunk_size: int = DEFAULT_CORPUS_CHUNK,
 ) -> NDArray[np.int64]:
     """Row indices of the ``top_k`` most cosine-similar documents per query, best first.
 
     Ties in score are broken by document id, descending, compared as strings (trec_eval's order),
-    including ties at the top-k boundary. Similarities are computed ``chunk_size`` queries at a
-    time in the embeddings' own precision.
+    including ties at the top-k boundary. Similarities are computed ``chunk_size`` queries by
+    ``corpus_chunk_size`` documents at a time in the embeddings' own precision, keeping a running
+    top-k per query: (score, id) is a total order, so the top-k of the whole corpus is the top-k
+    of the chunks' top-ks, and the ranks are exactly those of one pass over the whole corpus.
+    ``corpus`` may be a memory-mapped array: only one chunk of it is read into memory at a time.
     """
     n_docs = len(corpus)
     k = min(top_k, n_docs)
@@ -86,32 +102,64 @@ def rank_corpus(
     id_rank = np.empty(n_docs, dtype=np.int64)
     id_rank[id_order] = np.arange(n_docs)
     q = l2_normalize(queries)
-    c = l2_normalize(corpus)
-    # Filled by one of the branches below for every query; -1 would show a row that was not.
-    out = np.full((len(q), k), -1, dtype=np.int64)
-    rows = np.arange(min(chunk_size, len(q)))[:, None]
+    whole = n_docs <= corpus_chunk_size
+    c_whole = l2_normalize(np.asarray(corpus)) if whole else None
+    out = np.empty((len(q), k), dtype=np.int64)
     for start in range(0, len(q), chunk_size):
-        sims = q[start : start + chunk_size] @ c.T
-        r = rows[: len(sims)]
-        if k < n_docs:
-            cand = np.argpartition(sims, n_docs - k, axis=1)[:, n_docs - k :]
-            kth = sims[r, cand].min(axis=1)
-            n_at_least = (sims >= kth[:, None]).sum(axis=1)
-            for i in np.flatnonzero(n_at_least > k):
-                # Documents tied with the k-th score: take the whole tie and let the id decide.
-                wide = np.flatnonzero(sims[i] >= kth[i])
-                order = np.lexsort((-id_rank[wide], -sims[i, wide]))
-                out[start + i] = wide[order[:k]]
-            exact = np.flatnonzero(n_at_least == k)
-            cand = cand[exact]
-            order = np.lexsort((-id_rank[cand], -sims[exact[:, None], cand]), axis=1)
-            out[start + exact] = np.take_along_axis(cand, order, axis=1)
-        else:
-            order = np.lexsort((np.broadcast_to(-id_rank, sims.shape), -sims), axis=1)
-            out[start : start + len(sims)] = order
+        q_chunk = q[start : start + chunk_size]
+        best: tuple[NDArray[np.int64], NDArray[Any]] | None = None
+        for c_start in range(0, n_docs, corpus_chunk_size):
+            if c_whole is not None:
+                c = c_whole
+            else:
+                c = l2_normalize(np.asarray(corpus[c_start : c_start + corpus_chunk_size]))
+            sims = q_chunk @ c.T
+            local = _top_k(sims, id_rank[c_start : c_start + len(c)], k)
+            found = (local + c_start, np.take_along_axis(sims, local, axis=1))
+            best = found if best is None else _merge_top_k(best, found, id_rank, k)
+        assert best is not None
+        out[start : start + len(q_chunk)] = best[0]
+    return out
+
+
+def _top_k(sims: NDArray[Any], id_rank: NDArray[np.int64], k: int) -> NDArray[np.int64]:
+    """Per row of ``sims``, the column indices of its ``k`` best (score, then id descending)."""
+    n_docs = sims.shape[1]
+    k = min(k, n_docs)
+    # Filled by one of the branches below for every row; -1 would show a row that was not.
+    out = np.full((len(sims), k), -1, dtype=np.int64)
+    if k < n_docs:
+        r = np.arange(len(sims))[:, None]
+        cand = np.argpartition(sims, n_docs - k, axis=1)[:, n_docs - k :]
+        kth = sims[r, cand].min(axis=1)
+        n_at_least = (sims >= kth[:, None]).sum(axis=1)
+        for i in np.flatnonzero(n_at_least > k):
+            # Documents tied with the k-th score: take the whole tie and let the id decide.
+            wide = np.flatnonzero(sims[i] >= kth[i])
+            order = np.lexsort((-id_rank[wide], -sims[i, wide]))
+            out[i] = wide[order[:k]]
+        exact = np.flatnonzero(n_at_least == k)
+        cand = cand[exact]
+        order = np.lexsort((-id_rank[cand], -sims[exact[:, None], cand]), axis=1)
+        out[exact] = np.take_along_axis(cand, order, axis=1)
+    else:
+        out[:] = np.lexsort((np.broadcast_to(-id_rank, sims.shape), -sims), axis=1)
     if (out < 0).any():  # only NaN similarities could leave a row unfilled; inputs are checked
         raise RuntimeError("rank_corpus: a query's similarities were not finite numbers.")
     return out
+
+
+def _merge_top_k(
+    best: tuple[NDArray[np.int64], NDArray[Any]],
+    found: tuple[NDArray[np.int64], NDArray[Any]],
+    id_rank: NDArray[np.int64],
+    k: int,
+) -> tuple[NDArray[np.int64], NDArray[Any]]:
+    """The ``k`` best of two per-row candidate lists (document rows and their scores)."""
+    rows = np.concatenate([best[0], found[0]], axis=1)
+    scores = np.concatenate([best[1], found[1]], axis=1)
+    order = np.lexsort((-id_rank[rows], -scores), axis=1)[:, :k]
+    return np.take_along_axis(rows, order, axis=1), np.take_along_axis(scores, order, axis=1)
 
 
 def trec_metrics(
