@@ -29,6 +29,7 @@ from chemteb_eval.results.ranking import (
     scan_results,
 )
 from chemteb_eval.tasks import get_benchmark
+from chemteb_eval.tasks.registry import custom_benchmark
 
 SHOWN_BENCHMARKS = ("ChemTEB", "ChemTEB(v1.1)", "ChemTEB(paper)")
 SHOWN_WITH_RESULTS = ("PipChem", "SciEmbed", "SciText")
@@ -85,11 +86,12 @@ def build_state(
         for name in SHOWN_BENCHMARKS
     }
     # PipChem (what `chemteb run` scores by default) and the scientific-text benchmarks appear
-    # only when someone has results on them.
-    for name in SHOWN_WITH_RESULTS:
-        board = build_leaderboard(scanned, get_benchmark(name), model_table=table)
+    # only when someone has results on them; a user's own tasks (task files) as Custom, apart.
+    custom = custom_benchmark()
+    for bench in [*map(get_benchmark, SHOWN_WITH_RESULTS), *([custom] if custom else [])]:
+        board = build_leaderboard(scanned, bench, model_table=table)
         if board.overall:
-            boards[name] = board
+            boards[bench.name] = board
     opened_because = ""
     if default_benchmark is None:
         chosen, why = choose_benchmark(scanned)

@@ -125,6 +125,13 @@ def add_run(sub: Subparsers) -> None:
         help="only these tasks (with -b: some of its tasks, scored by its protocol)",
     )
     runner.add_argument(
+        "--task-file",
+        nargs="+",
+        metavar="FILE",
+        help="your own tasks, each declared in a YAML or JSON file (or a folder of them): run "
+        "alone, ranked apart as the Custom benchmark (docs/custom_tasks.md)",
+    )
+    runner.add_argument(
         "--output-dir", default="results", help="where result folders go (default: results)"
     )
     runner.add_argument(
@@ -202,6 +209,24 @@ def _data_paths(values: list[str] | None, selected: list[Any] | None) -> dict[st
     return out
 
 
+def _custom_tasks(files: list[str]) -> tuple[list[Any], dict[str, str]]:
+    """The tasks the task files declare (registered as custom tasks) and their sources."""
+    from chemteb_eval.tasks.custom import read_task_file, task_files_in
+    from chemteb_eval.tasks.registry import register_custom_tasks
+
+    declared = [read_task_file(path) for path in task_files_in(files)]
+    seen: dict[str, Any] = {}
+    for one in declared:
+        if one.name in seen:
+            raise ValueError(
+                f"--task-file: {one.path} and {seen[one.name].path} both declare {one.name!r}."
+            )
+        seen[one.name] = one
+    records = register_custom_tasks(one.to_task() for one in declared)
+    paths = {one.name: str(one.source) for one in declared if one.source is not None}
+    return records, paths
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from chemteb_eval import tasks
     from chemteb_eval.runner import run
@@ -210,9 +235,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
         os.environ["CHEMTEB_PIPCHEM_SCALE"] = args.pipchem_scale
 
     selected = None
-    if args.task:
+    paths = _data_paths(args.data_path, None)
+    if args.task_file:
+        if args.task or args.benchmark:
+            raise ValueError(
+                "--task-file: your tasks run alone (they rank apart, as the Custom benchmark); "
+                "drop -t/-b, or run those in a second run into the same --output-dir."
+            )
+        selected, own_paths = _custom_tasks(args.task_file)
+        paths.update(own_paths)
+    elif args.task:
         collection = tasks.get_benchmark(args.benchmark).collection if args.benchmark else None
         selected = [tasks.get_task(name, collection) for name in args.task]
+        paths = _data_paths(args.data_path, selected)
     report = run(
         args.model,
         # -b with -t: those tasks, scored by the benchmark's protocol (its splits, main scores)
@@ -226,7 +261,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         backend=args.backend,
         overwrite=args.overwrite,
         use_cache=not args.no_cache,
-        data_paths=_data_paths(args.data_path, selected),
+        data_paths=paths,
         beta=args.beta,
         progress=not args.quiet,
     )
@@ -423,6 +458,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         read_results,
         scan_results,
     )
+    from chemteb_eval.tasks.registry import custom_benchmark
 
     scanned = scan_results(args.results, model_table=args.model_table)
     bench, chosen = _rank_benchmark(args, scanned)
@@ -458,6 +494,13 @@ def _cmd_rank(args: argparse.Namespace) -> int:
                 f"{best.benchmark.name} best ({best.describe()}): -b '{best.benchmark.name}'",
                 file=sys.stderr,
             )
+    custom = custom_benchmark()
+    if custom is not None and bench.name != custom.name:  # never mixed in: said, and how
+        print(
+            f"[note] {len(custom.tasks)} task(s) of your own (task files) rank apart: "
+            f"-b {custom.name}",
+            file=sys.stderr,
+        )
     if args.correlations:  # after the ranking is printed: a bad folder must not cost it
         _write_correlations(models, bench, args, args.correlations)
     return 0

@@ -52,15 +52,30 @@ def add_publish_dataset(sub: Subparsers) -> None:
     pubd.add_argument("--scale", default="full", choices=["full", "small"])
     pubd.add_argument("--task", nargs="+", help="PipChem: only these tasks")
     pubd.add_argument("--folder", help="a Hub-layout folder (Parquet + README.md) to publish")
-    pubd.add_argument("--repo-id", help="with --folder: the dataset repo, org/name")
+    pubd.add_argument(
+        "--task-file", help="your task file: its data becomes a Parquet dataset repo (--repo-id)"
+    )
+    pubd.add_argument("--repo-id", help="with --folder or --task-file: the dataset repo, org/name")
     pubd.add_argument("--dry-run", action="store_true", help="list what would be uploaded")
     pubd.set_defaults(func=_cmd_publish_dataset)
 
 
 def _cmd_publish_dataset(args: argparse.Namespace) -> int:
     from chemteb_eval.hub import publish_dataset_folder, publish_pipchem
+    from chemteb_eval.hub.publish import publish_task_file
 
-    if args.folder:
+    if args.folder and args.task_file:
+        raise ValueError("--task-file: publish a folder or a task file's data, not both.")
+    if args.task_file:
+        if not args.repo_id:
+            raise ValueError("--repo-id: needed with --task-file (the dataset repo, org/name).")
+        pub = publish_task_file(args.task_file, args.repo_id, dry_run=args.dry_run)
+        if pub.commit:
+            print(
+                f"Run it from the Hub: in a task file, source: {{hub: {args.repo_id}, "
+                f"revision: {pub.commit}}}"
+            )
+    elif args.folder:
         if not args.repo_id:
             raise ValueError("--repo-id: needed with --folder (the dataset repo, org/name).")
         publish_dataset_folder(args.folder, args.repo_id, dry_run=args.dry_run)

@@ -27,6 +27,7 @@ from .types import (
     PairClassificationData,
     RetrievalData,
     SplitData,
+    StsData,
     TaskData,
 )
 
@@ -270,6 +271,15 @@ def _bitext_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str) -> 
     )
 
 
+def _sts_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str) -> SplitData:
+    ds = _canonical(ds, task.columns_for(subset), ("sentence1", "sentence2", "score"), where)
+    return StsData(
+        [str(s) for s in _column(ds, "sentence1")],
+        [str(s) for s in _column(ds, "sentence2")],
+        [float(s) for s in _column(ds, "score")],
+    )
+
+
 _SplitTransform = Callable[[Task, str, Any, Any, str], SplitData]
 _HubLoader = Callable[[Task, str, Sequence[str]], TaskData]
 
@@ -306,14 +316,19 @@ HUB_LOADERS: Mapping[str, _HubLoader | None] = {
     "PairClassification": _load_pairs,
     "BitextMining": _per_split(_bitext_split),
     "Retrieval": _load_retrieval,
-    "STS": None,
+    # a user's STS data published in Hub layout (the registered STS sets load from copies)
+    "STS": _per_split(_sts_split),
     "NER": None,
     "WordSimilarity": None,
 }
 
 
 def load_task(
-    task: Task, *, splits: Sequence[str] | None = None, data_path: str | Path | None = None
+    task: Task,
+    *,
+    splits: Sequence[str] | None = None,
+    data_path: str | Path | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> TaskData:
     """Load a task's evaluation data, transformed and normalised for its type.
 
@@ -324,14 +339,17 @@ def load_task(
             dataset this project built); default the task's Hub id at its pinned revision, or
             the locally built dataset for tasks with a builder. For a restricted set
             (``builder="local"``) the folder holding the user's copy, in the format its
-            ``obtain`` names.
+            ``obtain`` names. For a task declared by a task file (``builder="custom"``), its
+            files (the task file's ``source.path``).
+        log: where a line goes about what a user's files hold that is not scored (queries
+            without a relevant document).
 
     Returns:
         ``{subset: {split: data}}``.
     """
     splits = tuple(splits or task.eval_splits)
     with quiet_datasets():
-        data = _load_task(task, splits, data_path)
+        data = _load_task(task, splits, data_path, log)
     if task.probe:  # the task's probe options travel with its classification data
         for by_split in data.values():
             for split, split_data in by_split.items():
@@ -340,9 +358,18 @@ def load_task(
     return data
 
 
-def _load_task(task: Task, splits: tuple[str, ...], data_path: str | Path | None) -> TaskData:
+def _load_task(
+    task: Task,
+    splits: tuple[str, ...],
+    data_path: str | Path | None,
+    log: Callable[[str], None] | None = None,
+) -> TaskData:
     if task.builder == "local":
         return _local_copy(task, splits, data_path)
+    if task.builder == "custom":  # a user's own files, declared by a task file
+        from .custom import read_custom
+
+        return read_custom(task, splits, data_path, log=log)
     built = _BUILDERS[task.builder](task, splits) if task.builder and data_path is None else None
     if built is not None and not isinstance(built, str):
         return built

@@ -119,6 +119,24 @@ def _model_name(meta_path: Path) -> str | None:
     return name
 
 
+def _register_recorded(folder: Path, log: Callable[[str], None]) -> None:
+    """The tasks a task-file run recorded beside its results, registered so that their files
+    match (a Hub-sourced one goes on the card under its dataset and commit)."""
+    from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX, TaskFileError, read_recorded_task
+    from chemteb_eval.tasks.registry import register_custom_tasks
+
+    found = []
+    for recorded in sorted(folder.glob(f"*{TASK_FILE_SUFFIX}")):
+        try:
+            found.append(read_recorded_task(recorded))
+        except (TaskFileError, OSError) as exc:
+            log(f"skipped {recorded.name}: {exc}")
+    try:
+        register_custom_tasks(found)
+    except ValueError as exc:  # a recorded name that a registered task has
+        log(f"skipped the recorded tasks of {folder}: {exc}")
+
+
 def find_task_results(
     path: str | Path, *, log: Callable[[str], None] = print
 ) -> tuple[str | None, list[TaskResult]]:
@@ -129,6 +147,7 @@ def find_task_results(
     with a line on ``log``.
     """
     files = _result_files(Path(path))
+    _register_recorded(files[0].parent, log)
     meta_path = files[0].parent / "model_meta.json"
     model = None
     if meta_path.is_file():
@@ -142,6 +161,12 @@ def find_task_results(
         task = match_task(file.task_name, file.dataset_revision)
         if task is None:
             log(f"skipped {path.name}: no task named {file.task_name} in the registry")
+        elif task.hf_path is None and task.builder == "custom":
+            log(
+                f"skipped {path.name}: {task.name} was scored on your own files, not a Hub "
+                "dataset; publish them (chemteb publish-dataset --task-file ...) and run the "
+                "task from its Hub source to put its score on a card"
+            )
         elif task.hf_path is None:
             log(f"skipped {path.name}: {task.name}'s dataset is built locally, not on the Hub")
         else:

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chemteb_eval import __version__
 from chemteb_eval.metric_docs import METRIC_NAMES
@@ -23,6 +24,9 @@ from chemteb_eval.metric_docs import METRIC_NAMES
 from ._errors import hub_errors, require_token
 from ._repo import check_namespace, check_repo_id
 from .bundle import bundle_space
+
+if TYPE_CHECKING:
+    from chemteb_eval.tasks.custom import TaskFile
 
 __all__ = [
     "METRIC_NAMES",
@@ -252,3 +256,89 @@ def publish_pipchem(
             )
             for name in chosen
         ]
+
+
+def publish_task_file(
+    task_file: str | Path,
+    repo_id: str,
+    *,
+    dry_run: bool = False,
+    log: Callable[[str], None] = print,
+) -> Publication:
+    """Publish a task file's data as a Parquet dataset repo, in the layout the registered tasks
+    of its type use, with a dataset card that says how to run it (``--task-file`` on the Hub
+    source, pinned to the commit this upload makes).
+
+    Args:
+        task_file: the task file (its source must be local: a Hub source is published already).
+        repo_id: the dataset repo, ``org/name``.
+        dry_run: build the folder and list what would be uploaded; change nothing.
+        log: where progress lines go.
+    """
+    from chemteb_eval.data import load_task
+    from chemteb_eval.data.custom import hub_configs
+    from chemteb_eval.data.hub_layout import write_hub_dataset
+    from chemteb_eval.tasks.custom import read_task_file
+
+    check_repo_id(repo_id)
+    declared = read_task_file(task_file)
+    if declared.source is None:
+        raise ValueError(
+            f"--task-file: {declared.path} already names a Hub source ({declared.hub}); there "
+            "is nothing to publish."
+        )
+    if not dry_run:  # before minutes of reading and writing
+        require_token(f"publish dataset {repo_id}")
+    task = declared.to_task()
+    splits = (*task.eval_splits, *([task.train_split] if task.train_split else []))
+    data = load_task(task, splits=task.eval_splits, data_path=declared.source, log=log)
+    with tempfile.TemporaryDirectory(prefix="chemteb-task-") as tmp:
+        folder = write_hub_dataset(
+            Path(tmp) / declared.name,
+            hub_configs(task, data),
+            pretty_name=declared.name,
+            license=declared.license or "other",
+            card=_task_card(declared, repo_id, splits),
+            tags=["chemteb", "mteb", task.type.lower()],
+        )
+        return publish_dataset_folder(
+            folder,
+            repo_id,
+            dry_run=dry_run,
+            message=f"chemteb-eval {__version__}: publish {declared.name}",
+            log=log,
+        )
+
+
+def _task_card(declared: TaskFile, repo_id: str, splits: Sequence[str]) -> str:
+    from chemteb_eval.tasks import kind
+
+    about = declared.description or f"A {declared.type} task."
+    columns = ", ".join(f"`{c}`" for c in kind(declared.type).file_columns)
+    return f"""# {declared.name}
+
+{about}
+
+A {declared.type} task made with [chemteb-eval](https://pypi.org/project/chemteb-eval/)'s
+`publish-dataset --task-file`, in the layout ChemTEB's {declared.type} datasets use
+(columns {columns}; splits {", ".join(f"`{s}`" for s in splits)}); it is scored by
+`{declared.main_score}`.
+
+## Run it
+
+Save this as `{declared.name}.yaml`, with `revision` the commit of this repository you want
+(the repository's history lists them):
+
+```yaml
+name: {declared.name}
+type: {declared.type}
+source:
+  hub: {repo_id}
+  revision: COMMIT
+splits: [{", ".join(declared.splits)}]
+main_score: {declared.main_score}
+```
+
+then `chemteb run -m MODEL --task-file {declared.name}.yaml`; `chemteb rank results/` ranks it
+with your other tasks, apart from ChemTEB's.
+"""

@@ -12,7 +12,6 @@ import numpy as np
 
 from chemteb_eval.scoring.uncertainty import competition_ranks
 from chemteb_eval.tasks import (
-    BENCHMARKS,
     Benchmark,
     Task,
     benchmark_tasks,
@@ -21,6 +20,7 @@ from chemteb_eval.tasks import (
     main_score,
 )
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES, kind
+from chemteb_eval.tasks.registry import known_benchmarks
 
 from .evidence import Evidence
 from .inputs import model_name, model_table_paths, read_model_table
@@ -62,6 +62,7 @@ class ScannedModel:
     files: list[ResultFile] = field(default_factory=list)  # oldest first
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
     notes: list[str] = field(default_factory=list)  # what a reader should know; nothing skipped
+    custom: list[Task] = field(default_factory=list)  # tasks its task-file runs recorded
 
 
 @dataclass
@@ -163,10 +164,49 @@ def scan_results(
                 except (OSError, ValueError) as exc:
                     model.skipped.append(f"{path}: {exc}")
             _read_runs(folder, model)
+            model.custom = _recorded_tasks(folder, model.skipped)
             scanned.append(model)
             problem = ""
     _tell_apart(scanned)
+    _register_custom(scanned)
     return scanned
+
+
+def _recorded_tasks(folder: Path, skipped: list[str]) -> list[Task]:
+    """The tasks a model's task-file runs recorded beside their results (untrusted: a file that
+    is not a declaration the run writes is skipped with the reason)."""
+    from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX, TaskFileError, read_recorded_task
+
+    found = []
+    for path in sorted(folder.glob(f"*/*{TASK_FILE_SUFFIX}")):
+        try:
+            found.append(read_recorded_task(path))
+        except (TaskFileError, OSError) as exc:
+            skipped.append(f"{path}: {exc}")
+    return found
+
+
+def _register_custom(scanned: list[ScannedModel]) -> None:
+    """The custom tasks the results recorded, registered (the ``Custom`` benchmark). Where
+    models scored different data under one name, the most common declaration is the task's
+    (the others' files then show as scored on other data); a name a registered task has is
+    refused for every model that recorded it."""
+    from chemteb_eval.tasks.registry import list_tasks_builtin, register_custom_tasks
+
+    builtin = {n for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
+    by_name: dict[str, Counter[str]] = {}  # name -> declaration -> models
+    declared: dict[str, Task] = {}
+    for model in scanned:
+        for task in model.custom:
+            if task.name in builtin:
+                model.skipped.append(
+                    f"{model.folder}: a task file's task is named {task.name!r}, as a registered "
+                    "task is; its results are read as that task's."
+                )
+                continue
+            by_name.setdefault(task.name, Counter())[task.definition] += 1
+            declared.setdefault(task.definition, task)
+    register_custom_tasks(declared[c.most_common(1)[0][0]] for c in by_name.values())
 
 
 def _read_runs(folder: Path, model: ScannedModel) -> None:
@@ -262,8 +302,7 @@ def benchmark_coverage(scanned: list[ScannedModel]) -> list[BenchmarkCoverage]:
     models, then most scores per task, then ``DEFAULT_BENCHMARK``, then the most tasks (a
     benchmark covered as fully as a smaller one says more), then registry order."""
     found = []
-    for name in BENCHMARKS:
-        bench = get_benchmark(name)
+    for bench in known_benchmarks():
         tasks = len(benchmark_tasks(bench))
         counts = [len(m.scores) for m in read_results(scanned, bench)]
         found.append(
@@ -275,7 +314,7 @@ def benchmark_coverage(scanned: list[ScannedModel]) -> list[BenchmarkCoverage]:
                 scores=sum(counts),
             )
         )
-    order = list(BENCHMARKS)
+    order = [b.name for b in known_benchmarks()]
     return sorted(
         found,
         key=lambda c: (

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chemteb_eval import __version__
-from chemteb_eval._files import append_json_line
+from chemteb_eval._files import append_json_line, write_text_atomic
 from chemteb_eval.data import cache_root, load_task
 from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.data.loader import user_copy
@@ -37,7 +37,13 @@ from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.errors import ChemtebError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.backends import cache_variant
-from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, ModelMeta, check_batch_size
+from chemteb_eval.models.base import (
+    DEFAULT_BATCH_SIZE,
+    Encoder,
+    ModelMeta,
+    Role,
+    check_batch_size,
+)
 from chemteb_eval.models.fingerprint import model_fingerprint
 from chemteb_eval.models.spec import ModelSpec, parse_model_spec
 from chemteb_eval.results.io import NO_REVISION, model_dir, write_json_atomic
@@ -46,6 +52,7 @@ from chemteb_eval.results.schema import ResultFile, items_path, read_json_object
 from chemteb_eval.scoring._validation import check_beta
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
 from chemteb_eval.tasks import main_score as benchmark_main_score
+from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX
 
 from .kinds import ScoreContext, score_split, split_texts
 
@@ -152,7 +159,9 @@ def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: 
     todo = []
     for task in plan.tasks:
         path = out_dir / f"{task.name}.json"
-        if path.is_file() and not overwrite:
+        if path.is_file() and not overwrite and _changed_data(task, path, log):
+            todo.append(task)
+        elif path.is_file() and not overwrite:
             report.statuses[task.name] = "skipped"
             score = _stored_score(plan, task, path)
             if score is not None:
@@ -165,6 +174,24 @@ def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: 
             "(use --overwrite to rerun)."
         )
     return todo
+
+
+def _changed_data(task: Task, path: Path, log: Log) -> bool:
+    """A task file's task whose files changed since its result was written: rescored (the
+    result names its data by fingerprint, so old and new never mix)."""
+    if task.builder != "custom":
+        return False
+    try:
+        recorded = ResultFile.from_dict(read_json_object(path), path).dataset_revision
+    except (OSError, ValueError):
+        return False  # an unreadable file is the skip's (and rank's) to report
+    if recorded == task.revision:
+        return False
+    log(
+        f"{task.name}: its files changed since {path.name} was written ({recorded} -> "
+        f"{task.revision}); it is scored again and its result replaced."
+    )
+    return True
 
 
 def _stored_score(plan: Plan, task: Task, path: Path) -> float | None:
@@ -186,13 +213,21 @@ def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> d
     check_copies([t.name for t in plan.tasks if t.builder == "shared"])
     paths = dict(data_paths or {})
     local = {t.name: t for t in plan.tasks if t.builder == "local"}
-    stray = sorted(set(paths) - set(local))
+    custom = {t.name for t in plan.tasks if t.builder == "custom"}
+    missing = sorted(custom - set(paths))
+    if missing:
+        raise ValueError(
+            f"data_paths: {', '.join(missing)} declared by a task file need their files; pass "
+            "them with --task-file (or data_paths={task: its source folder})."
+        )
+    stray = sorted(set(paths) - set(local) - custom)
     if stray:
         raise ValueError(
             f"data_paths: {', '.join(stray)} is not a restricted task of this run; the run's "
             f"restricted tasks: {', '.join(local) or 'none'}."
         )
-    return {name: user_copy(task, paths.get(name)) for name, task in local.items()}
+    found = {name: user_copy(task, paths.get(name)) for name, task in local.items()}
+    return {**found, **{name: Path(paths[name]) for name in custom}}
 
 
 def load(
@@ -216,8 +251,10 @@ def load(
     loaded: dict[str, TaskData] = {}
     for task in tqdm(todo, desc="loading data", unit="task", disable=not progress or not todo):
         try:
+            # what a user's files hold that is not scored is said (their tasks only)
+            said = {"log": lambda line: _tell(log, line)} if task.builder == "custom" else {}
             loaded[task.name] = load_task(
-                task, splits=plan.splits(task), data_path=(data_paths or {}).get(task.name)
+                task, splits=plan.splits(task), data_path=(data_paths or {}).get(task.name), **said
             )
         except Exception as exc:  # one task's failure is recorded; the run goes on
             report.statuses[task.name] = "failed"
@@ -237,6 +274,12 @@ def _tell(log: Log, message: str) -> None:
         log(message)
 
 
+def task_prompt(encoder: Encoder, task: Task, role: Role | None) -> str:
+    """The prompt of one side of a task: the task's own (a task file's ``prompts``), else the
+    model's convention for the type and role (``role`` None: a symmetric task's texts)."""
+    return (task.prompts.get(role) if role else None) or encoder.prompt(task.type, role)
+
+
 def requests(
     encoder: Encoder, tasks: dict[str, Task], loaded: dict[str, TaskData]
 ) -> Iterator[tuple[str, str]]:
@@ -245,7 +288,7 @@ def requests(
         for by_split in data.values():
             for split_data in by_split.values():
                 for texts, role in split_texts(split_data).values():
-                    prompt = encoder.prompt(tasks[name].type, role)
+                    prompt = task_prompt(encoder, tasks[name], role)
                     for text in texts:
                         yield prompt, text
 
@@ -253,7 +296,7 @@ def requests(
 def task_keys(encoder: Encoder, task: Task, data: TaskData) -> set[str]:
     """The cache keys of every (prompt, text) a task has embedded."""
     return {
-        text_key(encoder.prompt(task.type, role), text)
+        text_key(task_prompt(encoder, task, role), text)
         for by_split in data.values()
         for split_data in by_split.values()
         for texts, role in split_texts(split_data).values()
@@ -285,7 +328,7 @@ def evaluate_task(
     for subset, by_split in data.items():
         for split, split_data in by_split.items():
             emb = {
-                group: engine.embed(texts, encoder.prompt(task.type, role))
+                group: engine.embed(texts, task_prompt(encoder, task, role))
                 for group, (texts, role) in split_texts(split_data).items()
             }
             metrics = score_split(split_data, emb, context)
@@ -349,6 +392,8 @@ def _evaluate_all(
             path = result.write(out_dir)
             if items:  # the per-item evidence beside the MTEB file, for intervals and compare
                 write_items(items_path(path), items)
+            if task.definition:  # a task file's task: its declaration, for rank and the Space
+                write_text_atomic(path.with_name(f"{name}{TASK_FILE_SUFFIX}"), task.definition)
             report.statuses[name] = "done"
         except Exception as exc:
             report.statuses[name] = "failed"

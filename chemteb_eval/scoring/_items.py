@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ItemRecord", "Statistic", "array", "labels", "numbers", "same_length"]
+__all__ = ["ItemRecord", "Items", "Statistic", "array", "labels", "numbers", "same_length"]
 
 #: A score recomputed on a subset of the items (row indices, with repeats).
 Statistic = Callable[[NDArray[np.int64]], float]
@@ -44,6 +45,18 @@ class ItemRecord(Protocol):
     def statistic(self, key: str) -> Statistic:
         """Score ``key`` recomputed on a resample of the items."""
         ...
+
+
+@dataclass(frozen=True)
+class Items:
+    """What every items record holds: its item count. ``ids`` is ``None`` unless the record
+    knows what each item is (retrieval's query ids)."""
+
+    n: int
+
+    @property
+    def ids(self) -> tuple[str, ...] | None:
+        return None
 
 
 def array(items: Mapping[str, Any], name: str, ndim: int = 1) -> NDArray[Any]:

@@ -120,7 +120,7 @@ def score_bitext_mining(
 
 
 @dataclass(frozen=True)
-class BitextItems:
+class BitextItems(_items.Items):
     """Bitext mining's per-item evidence: each source sentence's gold and predicted target."""
 
     task_type: ClassVar[str] = "BitextMining"
@@ -131,16 +131,7 @@ class BitextItems:
     def check(cls, items: Mapping[str, Any], key: str = "") -> BitextItems:
         """The checked items; ``ValueError`` naming the array and what is wrong with it."""
         y_true, y_pred = _items.labels(items, "y_true"), _items.labels(items, "y_pred")
-        _items.same_length(y_true, y_pred)
-        return cls(y_true, y_pred)
-
-    @property
-    def n(self) -> int:
-        return len(self.y_true)
-
-    @property
-    def ids(self) -> None:
-        return None
+        return cls(_items.same_length(y_true, y_pred), y_true, y_pred)
 
     def statistic(self, key: str) -> _items.Statistic:
         y_true, y_pred = self.y_true, self.y_pred

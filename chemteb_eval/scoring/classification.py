@@ -205,7 +205,7 @@ def score_classification(
 
 
 @dataclass(frozen=True)
-class ClassificationItems:
+class ClassificationItems(_items.Items):
     """The probe's per-item evidence: each test text's gold label and, per experiment (row),
     its predicted label. Accuracy is a mean over test texts; F1 is recomputed per experiment
     and averaged, as the score is."""
@@ -220,16 +220,7 @@ class ClassificationItems:
         y_true, y_pred = _items.labels(items, "y_true"), _items.labels(items, "y_pred", 2)
         if y_pred.shape[0] < 1:
             raise ValueError("'y_pred' has no experiments")
-        _items.same_length(y_true, y_pred)
-        return cls(y_true, y_pred)
-
-    @property
-    def n(self) -> int:
-        return len(self.y_true)
-
-    @property
-    def ids(self) -> None:
-        return None
+        return cls(_items.same_length(y_true, y_pred), y_true, y_pred)
 
     def statistic(self, key: str) -> _items.Statistic:
         y_true, y_pred = self.y_true, self.y_pred

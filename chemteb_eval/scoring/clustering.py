@@ -72,7 +72,7 @@ def score_clustering(
 
 
 @dataclass(frozen=True)
-class ClusteringItems:
+class ClusteringItems(_items.Items):
     """Clustering's per-item evidence: each text's true label and its k-means cluster."""
 
     task_type: ClassVar[str] = "Clustering"
@@ -83,16 +83,7 @@ class ClusteringItems:
     def check(cls, items: Mapping[str, Any], key: str = "") -> ClusteringItems:
         """The checked items; ``ValueError`` naming the array and what is wrong with it."""
         labels, clusters = _items.labels(items, "labels"), _items.labels(items, "clusters")
-        _items.same_length(labels, clusters)
-        return cls(labels, clusters)
-
-    @property
-    def n(self) -> int:
-        return len(self.labels)
-
-    @property
-    def ids(self) -> None:
-        return None
+        return cls(_items.same_length(labels, clusters), labels, clusters)
 
     def statistic(self, key: str) -> _items.Statistic:
         from sklearn.metrics import v_measure_score

@@ -211,7 +211,7 @@ def score_pair_classification(
 
 
 @dataclass(frozen=True)
-class PairItems:
+class PairItems(_items.Items):
     """Pair classification's per-item evidence: each pair's 0/1 label and its score under every
     similarity function; a resample's score redoes the threshold sweep on the resampled pairs."""
 
@@ -228,16 +228,7 @@ class PairItems:
         if len(np.unique(labels)) < 2:
             raise ValueError("'labels' hold one class only: no threshold to sweep")
         scores = {name: _items.numbers(items, name) for name, _ in SIMILARITY_FUNCTIONS}
-        _items.same_length(labels, *scores.values())
-        return cls(labels, scores)
-
-    @property
-    def n(self) -> int:
-        return len(self.labels)
-
-    @property
-    def ids(self) -> None:
-        return None
+        return cls(_items.same_length(labels, *scores.values()), labels, scores)
 
     def statistic(self, key: str) -> _items.Statistic:
         labels, scores = self.labels, self.scores

@@ -356,7 +356,7 @@ def _means(
 
 
 @dataclass(frozen=True)
-class RetrievalItems:
+class RetrievalItems(_items.Items):
     """Retrieval's per-item evidence: each scored query's value of one metric (nDCG, MAP, MRR,
     recall, precision: all in [0, 1]), and the query ids when the items name them. Every
     retrieval score is a mean over queries, so a resample's score is the resample's mean."""
@@ -375,11 +375,7 @@ class RetrievalItems:
             raw = _items.array(items, "query_ids")
             _items.same_length(values, raw)
             ids = tuple(str(i) for i in raw.tolist())
-        return cls(key, values.astype(np.float64), ids)
-
-    @property
-    def n(self) -> int:
-        return len(self.values)
+        return cls(len(values), key, values.astype(np.float64), ids)
 
     @property
     def ids(self) -> tuple[str, ...] | None:

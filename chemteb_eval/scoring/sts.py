@@ -168,7 +168,7 @@ def score_sts(
 
 
 @dataclass(frozen=True)
-class StsItems:
+class StsItems(_items.Items):
     """STS's per-item evidence: each correlated pair's gold score and similarity."""
 
     task_type: ClassVar[str] = "STS"
@@ -179,16 +179,7 @@ class StsItems:
     def check(cls, items: Mapping[str, Any], key: str = "") -> StsItems:
         """The checked items; ``ValueError`` naming the array and what is wrong with it."""
         gold, similarity = _items.numbers(items, "gold"), _items.numbers(items, "similarity")
-        _items.same_length(gold, similarity)
-        return cls(gold, similarity)
-
-    @property
-    def n(self) -> int:
-        return len(self.gold)
-
-    @property
-    def ids(self) -> None:
-        return None
+        return cls(_items.same_length(gold, similarity), gold, similarity)
 
     def statistic(self, key: str) -> _items.Statistic:
         gold, sim = self.gold, self.similarity

@@ -50,6 +50,11 @@ class TaskKind:
             metrics are not.
         needs_train: its tasks name a train split (the probe's training data).
         probe_options: its tasks may set probe options (``Task.probe``).
+        file_columns: the columns of a user's file of rows of this type (``--task-file``),
+            canonical names first; empty: the type is not loaded from a user's files.
+            Retrieval's are the corpus and query files' (BEIR's ``_id`` or ``id``, ``text``).
+        file_layout: how a user's files of this type are laid out: ``rows`` (one file of rows
+            per split) or ``corpus`` (a corpus, queries and judgements: BEIR's layout).
     """
 
     name: TaskType
@@ -65,6 +70,8 @@ class TaskKind:
     mean_of_items: frozenset[str] = frozenset()
     needs_train: bool = False
     probe_options: bool = False
+    file_columns: tuple[str, ...] = ()
+    file_layout: Literal["rows", "corpus"] = "rows"
 
     def __post_init__(self) -> None:
         if len(self.short) > 6:
@@ -91,6 +98,7 @@ _KINDS = (
         paper_metric="f1",
         detail_keys=("accuracy", "f1", "f1_weighted", "ap"),
         data_class="ClassificationData",
+        file_columns=("text", "label"),
         mteb_metric="accuracy",
         mean_of_items=frozenset({"accuracy"}),
         needs_train=True,
@@ -105,6 +113,7 @@ _KINDS = (
         paper_metric="v_measure",
         detail_keys=("v_measure",),
         data_class="ClusteringData",
+        file_columns=("text", "label"),
         mteb_metric="v_measure",
     ),
     TaskKind(
@@ -116,6 +125,7 @@ _KINDS = (
         paper_metric="max_f1",
         detail_keys=("max_f1", "max_ap", "max_accuracy", "cosine_f1", "cosine_ap"),
         data_class="PairClassificationData",
+        file_columns=("sentence1", "sentence2", "label"),
         mteb_metric="max_ap",
     ),
     TaskKind(
@@ -128,6 +138,7 @@ _KINDS = (
         # precision and recall are shown, but never rank: they are weighted over target indices
         detail_keys=("f1", "accuracy", "precision", "recall"),
         data_class="BitextData",
+        file_columns=("sentence1", "sentence2"),
         mteb_metric="f1",
     ),
     TaskKind(
@@ -139,6 +150,8 @@ _KINDS = (
         paper_metric="ndcg_at_10",
         detail_keys=("ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10", "ndcg_at_1"),
         data_class="RetrievalData",
+        file_columns=("id", "text"),
+        file_layout="corpus",
         mteb_metric="ndcg_at_10",
         # every retrieval score is a mean over queries
         mean_of_items=frozenset({"ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10"}),
@@ -153,6 +166,7 @@ _KINDS = (
         # coverage is shown (a word model's share of pairs with a similarity), never ranked
         detail_keys=("cosine_spearman", "cosine_pearson", "coverage"),
         data_class="StsData",
+        file_columns=("sentence1", "sentence2", "score"),
         mteb_metric="cosine_spearman",
         chemteb=False,
     ),

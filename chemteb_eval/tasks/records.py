@@ -16,9 +16,10 @@ MAIN_SCORES: Mapping[str, frozenset[str]] = MappingProxyType(
 )
 CATEGORIES = frozenset({"s2s", "s2p", "p2p"})
 # Local builders (``data/loader.py`` dispatches on them): the PipChem suite this project builds,
-# the copies in ../shared/data, and restricted sets a user holds (``--data-path``).
-Builder = Literal["pipchem", "shared", "local"]
-BUILDERS: tuple[Builder, ...] = ("pipchem", "shared", "local")
+# the copies in ../shared/data, restricted sets a user holds (``--data-path``), and a user's own
+# files declared by a task file (``--task-file``).
+Builder = Literal["pipchem", "shared", "local", "custom"]
+BUILDERS: tuple[Builder, ...] = ("pipchem", "shared", "local", "custom")
 # The probe options a classification task's record may set (``score_classification``'s).
 PROBE_OPTIONS = frozenset({"full_train", "n_experiments", "samples_per_label", "max_iter"})
 _REVISION = re.compile(r"^[0-9a-f]{40}$")
@@ -69,6 +70,10 @@ class Task:
             classification trains on the whole training split, ``{"full_train": True}``.
         obtain: for a ``local`` task, where to get the data and the format ``--data-path``
             expects (shown when it is missing).
+        prompts: a user's task's own prompts, by role (``query``, ``document``): they replace
+            the model's convention prompt for that side (``--task-file``'s ``prompts``).
+        definition: a user's task's declaration (its task file, normalised), recorded beside
+            its results so that ``rank`` and the Space know the task.
         description: one line on what the task measures.
         collection: the registry the record belongs to (``release``, ``mteb``, ``pipchem``):
             MTEB and the release both have, e.g., a ``ChemNQRetrieval``, at other revisions.
@@ -101,6 +106,8 @@ class Task:
     subset_weight_key: str | None = None
     probe: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     obtain: str = ""
+    prompts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    definition: str = ""
 
     def __post_init__(self) -> None:
         if not self.name or not re.match(r"^[A-Za-z0-9_.()\-]+$", self.name):
@@ -135,6 +142,7 @@ class Task:
         object.__setattr__(self, "columns", _frozen_map(self.columns))
         object.__setattr__(self, "split_sizes", _frozen_map(self.split_sizes))
         object.__setattr__(self, "probe", MappingProxyType(dict(self.probe)))
+        object.__setattr__(self, "prompts", _frozen_map(self.prompts))
         object.__setattr__(
             self,
             "subset_columns",
@@ -152,7 +160,9 @@ class Task:
             raise ValueError(f"hf_path: task {self.name} needs a Hub id or a local builder.")
         if self.builder == "local" and not self.obtain:
             raise ValueError(f"obtain: local task {self.name} must say where to get its data.")
-        if self.revision is not None and not _REVISION.match(self.revision):
+        # a user's own files are named by a fingerprint of their contents (``tasks.custom``)
+        fingerprinted = self.builder == "custom" and _LOCAL_REVISION.match(self.revision or "")
+        if self.revision is not None and not fingerprinted and not _REVISION.match(self.revision):
             raise ValueError(
                 f"revision: {self.revision!r} of task {self.name} is not a 40-hex commit."
             )
@@ -212,6 +222,7 @@ class Task:
             "subset_weight_key": self.subset_weight_key,
             "probe": dict(self.probe),
             "obtain": self.obtain,
+            "prompts": dict(self.prompts),
         }
 
 

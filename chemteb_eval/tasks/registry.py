@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from .chemteb import CHEMTEB_V1_TASK_NAMES, MTEB_TASKS, PAPER_TASK_NAMES, RELEASE_TASKS
@@ -106,13 +106,77 @@ def _unknown(kind: str, name: str, choices: list[str]) -> ValueError:
     return ValueError(f"{kind}: unknown {kind} {name!r}.{hint} `chemteb list` shows them all.")
 
 
+# A user's own tasks (``--task-file``, or the task files recorded beside results): registered for
+# this process, in their own collection and benchmark, never mixed into a registered one.
+CUSTOM = "custom"
+CUSTOM_BENCHMARK = "Custom"
+_custom: dict[str, Task] = {}
+
+
+def register_custom_tasks(tasks: Iterable[Task]) -> list[Task]:
+    """Make a user's tasks known to ``get_task``, ``match_task`` and the ``Custom`` benchmark.
+
+    A name a registered task has is refused (``ValueError`` naming it); registering a task
+    again replaces its record (the newest declaration of the name wins).
+
+    Returns:
+        The tasks, as registered.
+    """
+    tasks = list(tasks)
+    builtin = {n for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
+    for task in tasks:
+        if task.collection != CUSTOM:
+            raise ValueError(f"task: {task.name} is not a custom task (collection {CUSTOM!r}).")
+        if task.name in builtin:
+            raise ValueError(
+                f"name: {task.name!r} is a registered task's name; give your task another name."
+            )
+    for task in tasks:
+        _custom[task.name] = task
+    return tasks
+
+
+def clear_custom_tasks() -> None:
+    """Forget every custom task (tests; a long-lived process that reads other results)."""
+    _custom.clear()
+
+
+def list_tasks_builtin() -> list[Task]:
+    """The registered collections' tasks, without a user's own."""
+    return [t for tasks in COLLECTIONS.values() for t in tasks]
+
+
 def list_tasks(collection: str | None = None) -> list[Task]:
-    """All task records, or those of one collection (``release``, ``mteb``, ``pipchem``)."""
+    """All task records, or those of one collection (``release``, ``mteb``, ``pipchem``,
+    ``scitext``, or ``custom``: a user's own tasks registered in this process)."""
     if collection is None:
-        return [t for tasks in COLLECTIONS.values() for t in tasks]
+        return [*list_tasks_builtin(), *_custom.values()]
+    if collection == CUSTOM:
+        return list(_custom.values())
     if collection not in COLLECTIONS:
-        raise _unknown("collection", collection, list(COLLECTIONS))
+        raise _unknown("collection", collection, [*COLLECTIONS, CUSTOM])
     return list(COLLECTIONS[collection])
+
+
+def custom_benchmark() -> Benchmark | None:
+    """The user's own tasks as one benchmark (mean over tasks), or ``None`` when none is
+    registered."""
+    if not _custom:
+        return None
+    return Benchmark(
+        name=CUSTOM_BENCHMARK,
+        collection=CUSTOM,
+        tasks=tuple(sorted(_custom)),
+        aggregation=Aggregation("mean"),
+        description="Your own tasks (task files): ranked by the mean over tasks, apart from "
+        "every registered benchmark.",
+    )
+
+
+def known_benchmarks() -> list[Benchmark]:
+    """Every registered benchmark, and ``Custom`` when custom tasks are registered."""
+    custom = custom_benchmark()
+    return [*BENCHMARKS.values(), *([custom] if custom else [])]
 
 
 def get_task(name: str, collection: str | None = None) -> Task:
@@ -148,7 +212,16 @@ def get_task(name: str, collection: str | None = None) -> Task:
 
 
 def get_benchmark(name: str) -> Benchmark:
-    """A benchmark by name: ``ChemTEB``, ``ChemTEB(v1.1)``, ``ChemTEB(paper)`` or ``PipChem``."""
+    """A benchmark by name: ``ChemTEB``, ``ChemTEB(v1.1)``, ``ChemTEB(paper)``, ``PipChem``...,
+    or ``Custom`` (the custom tasks registered in this process)."""
+    if name == CUSTOM_BENCHMARK:
+        custom = custom_benchmark()
+        if custom is None:
+            raise ValueError(
+                "benchmark: Custom has no tasks: pass --task-file (chemteb run), or rank results "
+                "written with a task file (each records its task beside its results)."
+            )
+        return custom
     if name not in BENCHMARKS:
         raise _unknown("benchmark", name, list(BENCHMARKS))
     return BENCHMARKS[name]

@@ -1,0 +1,483 @@
+"""A user's own files as task data (``--task-file``): every row checked, the file and line named.
+
+Layouts (``tasks.custom`` reads the task file and tells the format):
+
+- rows (``csv``, ``jsonl``, ``parquet``): one file per split, ``<split>.<ext>`` in the source
+  folder (or the source file itself for a single scored split), with the type's columns
+  (``TaskKind.file_columns``, renamed by the task file's ``columns``);
+- ``beir`` (retrieval): ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``
+  (``_id``, ``text``) and ``qrels/<split>.tsv`` (``query-id``, ``corpus-id``, ``score``), as BEIR
+  and MTEB write them;
+- ``hub``: a folder in the Hub's Parquet layout (what ``publish-dataset`` uploads and the
+  registered tasks load), read by the type's ``HUB_LOADERS`` entry.
+
+Nothing is dropped silently: a bad row stops the load with its file and line; the one thing
+left out — a query with no relevant document in the split, which no metric can score — is
+counted and said through ``log``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chemteb_eval.errors import ChemtebError
+from chemteb_eval.tasks import Task
+
+from .types import (
+    BitextData,
+    ClassificationData,
+    ClusteringData,
+    ClusterSet,
+    PairClassificationData,
+    RetrievalData,
+    SplitData,
+    StsData,
+    TaskData,
+)
+
+__all__ = ["HUB_CONFIGS", "ROW_BUILDERS", "CustomDataError", "hub_configs", "read_custom"]
+
+_SUFFIX = {"csv": ".csv", "jsonl": ".jsonl", "parquet": ".parquet"}
+Row = tuple[str, dict[str, Any]]  # (where: "file:line", the row)
+
+
+class CustomDataError(ChemtebError, ValueError):
+    """A row, file or split of a user's task that cannot be scored (the message names it)."""
+
+
+def read_custom(
+    task: Task,
+    splits: Sequence[str],
+    source: str | Path | None,
+    *,
+    log: Callable[[str], None] | None = None,
+) -> TaskData:
+    """The data of a task declared by a task file, from its files at ``source``."""
+    import yaml
+
+    if source is None:
+        raise ChemtebError(
+            f"{task.name}: its files are not given; run it with --task-file TASK_FILE "
+            "(the task file names them)."
+        )
+    declared = yaml.safe_load(task.definition) if task.definition else {}
+    fmt = (declared.get("source") or {}).get("format", "hub") if declared else "hub"
+    path = Path(source)
+    if fmt == "hub":
+        from .loader import HUB_LOADERS
+
+        loader = HUB_LOADERS[task.type]
+        assert loader is not None  # tasks.custom admits only types with file columns
+        return loader(task, str(path), splits)
+    if fmt == "beir":
+        return {"default": {split: _beir(task, path, split, log) for split in splits}}
+    build = ROW_BUILDERS[task.type]
+    return {"default": {split: build(task, path, fmt, split) for split in splits}}
+
+
+# -- reading rows ---------------------------------------------------------------------------
+
+
+def _split_file(task: Task, source: Path, fmt: str, split: str) -> Path:
+    if source.is_file():
+        if len(task.eval_splits) == 1 and split in task.eval_splits:
+            return source
+        raise CustomDataError(
+            f"{task.name}: split {split!r} needs its own file; make source.path a folder "
+            f"holding {split}{_SUFFIX[fmt]} (and one file per other split)."
+        )
+    path = source / f"{split}{_SUFFIX[fmt]}"
+    if not path.is_file():
+        raise CustomDataError(f"{task.name}: split {split!r}: {path} is not there.")
+    return path
+
+
+def rows_of(path: Path, fmt: str) -> list[Row]:
+    """Every row of a CSV, JSONL or Parquet file, with where it is (``file:line``)."""
+    try:
+        if fmt == "csv":
+            return list(_csv_rows(path))
+        if fmt == "jsonl":
+            return list(_jsonl_rows(path))
+        return _parquet_rows(path)
+    except OSError as exc:
+        raise CustomDataError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+    except UnicodeDecodeError as exc:
+        raise CustomDataError(f"{path}: not UTF-8 text ({exc.reason}).") from None
+
+
+def _csv_rows(path: Path) -> Iterator[Row]:
+    with path.open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM
+        reader = csv.DictReader(handle)
+        try:
+            for row in reader:
+                where = f"{path}:{reader.line_num}"
+                if None in row or any(v is None for v in row.values()):
+                    header = len(reader.fieldnames or ())
+                    extra = row.get(None)  # csv's overflow key
+                    count = (
+                        header + len(extra) if extra else sum(v is not None for v in row.values())
+                    )
+                    raise CustomDataError(f"{where}: {count} fields where the header has {header}.")
+                yield where, row
+        except csv.Error as exc:  # a field over csv's limit, a stray NUL
+            raise CustomDataError(f"{path}:{reader.line_num}: not a CSV row ({exc}).") from None
+
+
+def _jsonl_rows(path: Path) -> Iterator[Row]:
+    with path.open(encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                raise CustomDataError(f"{where}: not a JSON object ({exc}).") from None
+            if not isinstance(row, dict):
+                raise CustomDataError(f"{where}: a {type(row).__name__}, not a JSON object.")
+            yield where, row
+
+
+def _parquet_rows(path: Path) -> list[Row]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, ValueError) as exc:
+        raise CustomDataError(f"{path}: not a readable Parquet file ({exc}).") from None
+    return [(f"{path} row {i}", row) for i, row in enumerate(table.to_pylist(), start=1)]
+
+
+def _column(task: Task, canonical: str) -> str:
+    """The file's name of a canonical column (the task file's ``columns`` renames it)."""
+    return next((src for src, dst in task.columns.items() if dst == canonical), canonical)
+
+
+def _value(task: Task, where: str, row: Mapping[str, Any], canonical: str) -> Any:
+    name = _column(task, canonical)
+    if name not in row:
+        raise CustomDataError(
+            f"{where}: no {name!r} column (the {canonical} of a {task.type} row); name yours "
+            f"in the task file's columns: {{{canonical}: YOUR_COLUMN}}."
+        )
+    return row[name]
+
+
+def _text(task: Task, where: str, row: Mapping[str, Any], canonical: str) -> str:
+    value = _value(task, where, row, canonical)
+    if not isinstance(value, str):
+        raise CustomDataError(f"{where}: {canonical} is {type(value).__name__}, not text.")
+    if not value.strip():
+        raise CustomDataError(f"{where}: {canonical} is empty.")
+    return value
+
+
+def _label(task: Task, where: str, row: Mapping[str, Any]) -> str | int:
+    value = _value(task, where, row, "label")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise CustomDataError(f"{where}: label is {value!r}; a label is text or an integer.")
+    if isinstance(value, str) and not value.strip():
+        raise CustomDataError(f"{where}: label is empty.")
+    return value
+
+
+def _nonempty(task: Task, path: Path, rows: list[Row]) -> list[Row]:
+    if not rows:
+        raise CustomDataError(f"{task.name}: {path} has no rows.")
+    return rows
+
+
+# -- one builder per type of rows -----------------------------------------------------------
+
+
+def _classification(task: Task, source: Path, fmt: str, split: str) -> SplitData:
+    assert task.train_split is not None  # tasks.custom gives one to every type that trains
+    train_path = _split_file(task, source, fmt, task.train_split)
+    test_path = _split_file(task, source, fmt, split)
+    train = _nonempty(task, train_path, rows_of(train_path, fmt))
+    test = _nonempty(task, test_path, rows_of(test_path, fmt))
+    train_labels = [_label(task, w, r) for w, r in train]
+    if len(set(train_labels)) < 2:
+        raise CustomDataError(
+            f"{task.name}: {train_path} holds one class only ({train_labels[0]!r}); a "
+            "classifier needs at least two."
+        )
+    known = set(train_labels)
+    test_labels = []
+    for where, row in test:
+        label = _label(task, where, row)
+        if label not in known:
+            raise CustomDataError(
+                f"{where}: label {label!r} is not among the training labels of {train_path.name}."
+            )
+        test_labels.append(label)
+    return ClassificationData(
+        [_text(task, w, r, "text") for w, r in train],
+        train_labels,
+        [_text(task, w, r, "text") for w, r in test],
+        test_labels,
+    )
+
+
+def _clustering(task: Task, source: Path, fmt: str, split: str) -> SplitData:
+    path = _split_file(task, source, fmt, split)
+    rows = _nonempty(task, path, rows_of(path, fmt))
+    labels = [_label(task, w, r) for w, r in rows]
+    if len(set(labels)) < 2:
+        raise CustomDataError(f"{task.name}: {path} holds one class only; nothing to cluster.")
+    return ClusteringData((ClusterSet([_text(task, w, r, "text") for w, r in rows], labels),))
+
+
+def _pair_label(where: str, value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int) and value in (0, 1):
+        return value
+    if isinstance(value, str) and value.strip() in ("0", "1"):
+        return int(value)
+    raise CustomDataError(f"{where}: label is {value!r}; a pair's label is 0 or 1.")
+
+
+def _pairs(task: Task, source: Path, fmt: str, split: str) -> SplitData:
+    path = _split_file(task, source, fmt, split)
+    rows = _nonempty(task, path, rows_of(path, fmt))
+    labels = [_pair_label(w, _value(task, w, r, "label")) for w, r in rows]
+    if len(set(labels)) < 2:
+        raise CustomDataError(
+            f"{task.name}: {path}: every pair is labelled {labels[0]}; the best threshold "
+            "needs pairs of both labels."
+        )
+    return PairClassificationData(
+        [_text(task, w, r, "sentence1") for w, r in rows],
+        [_text(task, w, r, "sentence2") for w, r in rows],
+        labels,
+    )
+
+
+def _bitext(task: Task, source: Path, fmt: str, split: str) -> SplitData:
+    path = _split_file(task, source, fmt, split)
+    rows = _nonempty(task, path, rows_of(path, fmt))
+    return BitextData(
+        [_text(task, w, r, "sentence1") for w, r in rows],
+        [_text(task, w, r, "sentence2") for w, r in rows],
+    )
+
+
+def _score(where: str, value: Any) -> float:
+    try:
+        score = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        score = math.nan
+    if not math.isfinite(score):
+        raise CustomDataError(f"{where}: score is {value!r}; a similarity score is a number.")
+    return score
+
+
+def _sts(task: Task, source: Path, fmt: str, split: str) -> SplitData:
+    path = _split_file(task, source, fmt, split)
+    rows = _nonempty(task, path, rows_of(path, fmt))
+    scores = [_score(w, _value(task, w, r, "score")) for w, r in rows]
+    if len(set(scores)) < 2:
+        raise CustomDataError(f"{task.name}: {path}: every pair has the same score; no ranking.")
+    return StsData(
+        [_text(task, w, r, "sentence1") for w, r in rows],
+        [_text(task, w, r, "sentence2") for w, r in rows],
+        scores,
+    )
+
+
+#: How each type of rows becomes its split data: one entry per ``TaskKind`` with
+#: ``file_layout == "rows"`` and file columns (the structure test checks it).
+ROW_BUILDERS: Mapping[str, Callable[[Task, Path, str, str], SplitData]] = {
+    "Classification": _classification,
+    "Clustering": _clustering,
+    "PairClassification": _pairs,
+    "BitextMining": _bitext,
+    "STS": _sts,
+}
+
+
+# -- retrieval: BEIR's three files ----------------------------------------------------------
+
+
+def _records(task: Task, path: Path, what: str) -> dict[str, str]:
+    """``{id: text}`` of a BEIR corpus or queries file; titles join their text as MTEB's do."""
+    if not path.is_file():
+        raise CustomDataError(f"{task.name}: {path} is not there (BEIR's {what} file).")
+    out: dict[str, str] = {}
+    for where, row in _nonempty(task, path, rows_of(path, "jsonl")):
+        raw = row.get("_id", row.get(_column(task, "id")))
+        if isinstance(raw, bool) or not isinstance(raw, (str, int)) or str(raw) == "":
+            raise CustomDataError(f"{where}: no _id (each {what} line needs its id).")
+        key = str(raw)
+        if key in out:
+            raise CustomDataError(f"{where}: id {key!r} occurs twice in {path.name}.")
+        title = row.get("title") or ""
+        if not isinstance(title, str):
+            raise CustomDataError(f"{where}: title is {type(title).__name__}, not text.")
+        body = row.get(_column(task, "text"))
+        if not isinstance(body, str):
+            raise CustomDataError(f"{where}: text is {type(body).__name__}, not text.")
+        text = f"{title} {body}".strip()
+        if not text:
+            raise CustomDataError(f"{where}: the {what} text is empty.")
+        out[key] = text
+    return out
+
+
+def _qrels(
+    task: Task, path: Path, queries: Mapping[str, str], corpus: Mapping[str, str]
+) -> dict[str, dict[str, int]]:
+    if not path.is_file():
+        raise CustomDataError(f"{task.name}: {path} is not there (the split's judgements).")
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.rstrip("\r\n").split("\t")
+            if not line.strip() or (number == 1 and fields[:2] == ["query-id", "corpus-id"]):
+                continue
+            where = f"{path}:{number}"
+            if len(fields) != 3:
+                raise CustomDataError(
+                    f"{where}: {len(fields)} fields; a qrel is query-id, "
+                    "corpus-id, score (tab-separated)."
+                )
+            qid, did, grade = fields
+            if qid not in queries:
+                raise CustomDataError(f"{where}: query {qid!r} is not in queries.jsonl.")
+            if did not in corpus:
+                raise CustomDataError(f"{where}: document {did!r} is not in corpus.jsonl.")
+            try:
+                value = int(grade)
+            except ValueError:
+                value = -1
+            if value < 0:
+                raise CustomDataError(f"{where}: score {grade!r}; a grade is an integer >= 0.")
+            if did in qrels.get(qid, {}):
+                raise CustomDataError(f"{where}: query {qid!r}, document {did!r} judged twice.")
+            qrels.setdefault(qid, {})[did] = value
+    return qrels
+
+
+def _beir(task: Task, source: Path, split: str, log: Callable[[str], None] | None) -> RetrievalData:
+    corpus = _records(task, source / "corpus.jsonl", "corpus")
+    queries = _records(task, source / "queries.jsonl", "queries")
+    qrels = _qrels(task, source / "qrels" / f"{split}.tsv", queries, corpus)
+    scored = [q for q in queries if any(g > 0 for g in qrels.get(q, {}).values())]
+    if not scored:
+        raise CustomDataError(
+            f"{task.name}: qrels/{split}.tsv judges no document relevant (score > 0) to any query."
+        )
+    left = len(queries) - len(scored)
+    if left and log is not None:
+        log(
+            f"{task.name} ({split}): {left} of {len(queries)} queries have no relevant document "
+            "in the split's judgements and are not scored (no metric is defined for them)."
+        )
+    return RetrievalData(
+        corpus_ids=list(corpus),
+        corpus_texts=list(corpus.values()),
+        query_ids=scored,
+        query_texts=[queries[q] for q in scored],
+        qrels={q: qrels[q] for q in scored},
+    )
+
+
+# -- back to the Hub's layout (publish-dataset) ---------------------------------------------
+
+Configs = dict[str, dict[str, dict[str, list[Any]]]]  # config -> split -> column -> values
+
+
+def _classification_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
+    out: dict[str, dict[str, list[Any]]] = {}
+    for split, d in data.items():
+        assert isinstance(d, ClassificationData) and task.train_split is not None
+        out[split] = {"text": list(d.test_texts), "label": list(d.test_labels)}
+        out[task.train_split] = {"text": list(d.train_texts), "label": list(d.train_labels)}
+    return {"default": out}
+
+
+def _clustering_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
+    out: dict[str, dict[str, list[Any]]] = {}
+    for split, d in data.items():
+        assert isinstance(d, ClusteringData)
+        texts = [t for s in d.sets for t in s.texts]
+        out[split] = {"sentences": texts, "labels": [x for s in d.sets for x in s.labels]}
+    return {"default": out}
+
+
+def _pair_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
+    out: dict[str, dict[str, list[Any]]] = {}
+    for split, d in data.items():
+        assert isinstance(d, PairClassificationData)
+        out[split] = {
+            "sentence1": list(d.sentences1),
+            "sentence2": list(d.sentences2),
+            "labels": list(d.labels),
+        }
+    return {"default": out}
+
+
+def _bitext_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
+    out: dict[str, dict[str, list[Any]]] = {}
+    for split, d in data.items():
+        assert isinstance(d, BitextData)
+        out[split] = {"sentence1": list(d.sources), "sentence2": list(d.targets)}
+    return {"default": out}
+
+
+def _sts_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
+    out: dict[str, dict[str, list[Any]]] = {}
+    for split, d in data.items():
+        assert isinstance(d, StsData)
+        out[split] = {
+            "sentence1": list(d.sentences1),
+            "sentence2": list(d.sentences2),
+            "score": list(d.scores),
+        }
+    return {"default": out}
+
+
+def _retrieval_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
+    corpus: dict[str, str] = {}
+    queries: dict[str, str] = {}
+    qrels: dict[str, dict[str, list[Any]]] = {}
+    for split, d in data.items():
+        assert isinstance(d, RetrievalData)
+        corpus.update(zip(d.corpus_ids, d.corpus_texts, strict=True))
+        queries.update(zip(d.query_ids, d.query_texts, strict=True))
+        pairs = [(q, doc, g) for q, docs in d.qrels.items() for doc, g in docs.items()]
+        qrels[split] = {
+            "query-id": [q for q, _, _ in pairs],
+            "corpus-id": [doc for _, doc, _ in pairs],
+            "score": [g for _, _, g in pairs],
+        }
+    return {
+        "corpus": {"corpus": {"_id": list(corpus), "text": list(corpus.values())}},
+        "queries": {"queries": {"_id": list(queries), "text": list(queries.values())}},
+        "default": qrels,
+    }
+
+
+#: Each type's data written back in the Hub layout its registered tasks use (and its
+#: ``HUB_LOADERS`` entry reads): one entry per type a task file may declare.
+HUB_CONFIGS: Mapping[str, Callable[[Task, Mapping[str, SplitData]], Configs]] = {
+    "Classification": _classification_configs,
+    "Clustering": _clustering_configs,
+    "PairClassification": _pair_configs,
+    "BitextMining": _bitext_configs,
+    "Retrieval": _retrieval_configs,
+    "STS": _sts_configs,
+}
+
+
+def hub_configs(task: Task, data: TaskData) -> Configs:
+    """A task's data (one subset) as ``write_hub_dataset`` takes it."""
+    return HUB_CONFIGS[task.type](task, data["default"])

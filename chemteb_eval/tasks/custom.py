@@ -1,0 +1,443 @@
+"""A user's own data as a task, declared in one small YAML (or JSON) file.
+
+```yaml
+name: MyLabPatentRetrieval        # letters, digits and _.()- ; not a registered task's name
+type: Retrieval                   # any type whose TaskKind has file_columns
+description: patent claims against lab notes
+source:
+  path: patents/                  # a folder or a file, relative to this file
+  # or:  hub: my-org/patents      with  revision: <the 40-hex commit>
+  format: beir                    # optional: beir, hub, csv, jsonl or parquet (else inferred)
+splits: [test]                    # the splits scored (default: test)
+train_split: train                # the probe's training split (types that need one)
+columns: {text: abstract}         # canonical column -> the file's column
+main_score: ndcg_at_10            # optional: default the type's (the paper's, else MTEB's)
+prompts: {query: "Represent the question: "}   # optional, by side: query, document
+```
+
+Everything about a type comes from its ``TaskKind``; nothing is restated. Every contradiction is
+one line naming the key. A local source is named in results by a fingerprint of its files' bytes
+(``sha256:`` + 16 hex digits), so a rerun on changed files never passes for the old data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from chemteb_eval.errors import ChemtebError
+
+from .kinds import KINDS, kind
+from .records import LOCAL_REVISION_PREFIX, Task
+from .registry import CUSTOM
+
+__all__ = [
+    "FORMATS",
+    "TASK_FILE_SUFFIX",
+    "TaskFile",
+    "TaskFileError",
+    "read_recorded_task",
+    "read_task_file",
+    "task_files_in",
+]
+
+FORMATS = ("beir", "hub", "csv", "jsonl", "parquet")
+# Beside a task file's results: ``{Task}.task.yaml``, its declaration (not .json: MTEB's result
+# loaders read every ``*/*/*.json``, and ours every JSON beside the results).
+TASK_FILE_SUFFIX = ".task.yaml"
+_KEYS: tuple[str, ...] = ("name", "type", "description", "source", "splits", "train_split")
+_KEYS += ("columns", "main_score", "prompts", "license")
+_SOURCE_KEYS = ("path", "hub", "revision", "format")
+_SIDES = ("query", "document")
+_NAME = re.compile(r"[A-Za-z0-9_.()\-]{1,120}")
+_SPLIT = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_FINGERPRINT = re.compile(r"sha256:[0-9a-f]{16}")
+_MAX_BYTES = 1 << 20  # a task file is a few hundred bytes; 1 MiB bounds what a hostile one costs
+_ROW_SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
+
+
+class TaskFileError(ChemtebError, ValueError):
+    """A task file that cannot be read or contradicts itself (the message names the key)."""
+
+
+@dataclass(frozen=True)
+class TaskFile:
+    """One declared task, checked.
+
+    Args:
+        path: the task file.
+        name, type, description, splits, train_split, main_score: as declared (defaults
+            filled in from the type's ``TaskKind``).
+        columns: canonical column -> the source's column.
+        prompts: side (``query``, ``document``) -> prompt.
+        source: the folder or file (local), else ``None``.
+        hub: the Hub dataset id, with ``revision`` its commit.
+        format: how the source is laid out (``FORMATS``).
+        fingerprint: for a local source, ``sha256:`` + 16 hex digits over its files' bytes.
+    """
+
+    path: Path
+    name: str
+    type: str
+    splits: tuple[str, ...]
+    main_score: str
+    format: str
+    description: str = ""
+    train_split: str | None = None
+    columns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    prompts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    source: Path | None = None
+    written: str | None = None  # source.path as the task file writes it (recorded, not ours)
+    hub: str | None = None
+    revision: str | None = None
+    fingerprint: str | None = None
+    license: str = ""  # the data's licence (an SPDX id), for publish-dataset's card
+
+    def declaration(self) -> dict[str, Any]:
+        """The task file as it was understood, defaults filled in (recorded beside results)."""
+        src: dict[str, Any] = {"format": self.format}
+        if self.hub is not None:
+            src.update(hub=self.hub, revision=self.revision)
+        else:
+            src.update(path=self.written or str(self.source), fingerprint=self.fingerprint)
+        out: dict[str, Any] = {"name": self.name, "type": self.type}
+        if self.description:
+            out["description"] = self.description
+        out.update(source=src, splits=list(self.splits), main_score=self.main_score)
+        if self.train_split:
+            out["train_split"] = self.train_split
+        if self.columns:
+            out["columns"] = dict(self.columns)
+        if self.prompts:
+            out["prompts"] = dict(self.prompts)
+        if self.license:
+            out["license"] = self.license
+        return out
+
+    def to_task(self) -> Task:
+        """The task record: in the ``custom`` collection, loaded from the Hub at the pinned
+        commit (the columns renamed), or from the local source (``builder="custom"``)."""
+        import yaml
+
+        return Task(
+            name=self.name,
+            type=self.type,  # type: ignore[arg-type]  # checked against KINDS
+            hf_path=self.hub,
+            revision=self.revision if self.hub else self.fingerprint,
+            eval_splits=self.splits,
+            main_score=self.main_score,
+            collection=CUSTOM,
+            columns={v: k for k, v in self.columns.items() if v != k},
+            train_split=self.train_split,
+            builder=None if self.hub else "custom",
+            description=self.description or f"a task declared in {self.path.name}",
+            source=self.hub or "a user's files",
+            prompts=self.prompts,
+            definition=yaml.safe_dump(self.declaration(), sort_keys=False, allow_unicode=True),
+        )
+
+
+def task_files_in(paths: Iterable[str | Path]) -> list[Path]:
+    """The task files named: files as they are, folders by their ``*.yaml``, ``*.yml`` and
+    ``*.json`` files (sorted). ``ValueError`` naming ``--task-file`` for a path that is neither,
+    or a folder without any."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            inside = sorted(
+                p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+            )
+            if not inside:
+                raise TaskFileError(f"--task-file: {path} holds no .yaml, .yml or .json file.")
+            found += inside
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise TaskFileError(f"--task-file: {path} is not a file or a folder.")
+    return found
+
+
+def read_task_file(
+    path: str | Path, *, text: str | None = None, fingerprint: str | None = None
+) -> TaskFile:
+    """Read and check one task file (``text``: its content, when already read;
+    ``fingerprint``: its data's, when known, so the files are not read again).
+
+    Raises:
+        TaskFileError: one line naming the file and the key that is wrong, missing or
+            contradicts another.
+    """
+    path = Path(path)
+    data = _parse(path, text)
+    where = f"{path}"
+    unknown = [k for k in data if k not in _KEYS]
+    if unknown:
+        raise TaskFileError(f"{where}: unknown key {unknown[0]!r}; the keys are {list(_KEYS)}.")
+    name = _text(data, "name", where, required=True)
+    if not _NAME.fullmatch(name):
+        raise TaskFileError(f"{where}: name {name!r}: use letters, digits and _.()- only.")
+    type_ = _text(data, "type", where, required=True)
+    if type_ not in KINDS or not KINDS[type_].file_columns:
+        usable = [k for k, v in KINDS.items() if v.file_columns]
+        raise TaskFileError(f"{where}: type {type_!r}; use one of {usable}.")
+    facts = kind(type_)
+    splits = _splits(data, where)
+    train = _train_split(data, facts.needs_train, splits, where)
+    columns = _columns(data, facts.file_columns, where)
+    hub, revision, source, fmt = _source(data, path, where)
+    corpus = facts.file_layout == "corpus"
+    if not corpus and fmt == "beir":
+        raise TaskFileError(f"{where}: source.format beir is retrieval's layout, not {type_}'s.")
+    if corpus and fmt in ("csv", "jsonl", "parquet"):
+        raise TaskFileError(
+            f"{where}: source: a {type_} task is a corpus, queries and judgements: BEIR's "
+            "corpus.jsonl, queries.jsonl and qrels/<split>.tsv (format beir), or the Hub "
+            "layout (format hub), not one file of rows."
+        )
+    default = facts.paper_metric or facts.mteb_metric or sorted(facts.main_scores)[0]
+    main = _text(data, "main_score", where) or default
+    if main not in facts.main_scores:
+        raise TaskFileError(
+            f"{where}: main_score {main!r} is not a {type_} score; use one of "
+            f"{sorted(facts.main_scores)}."
+        )
+    return TaskFile(
+        path=path,
+        name=name,
+        type=type_,
+        splits=splits,
+        main_score=main,
+        format=fmt,
+        description=_text(data, "description", where),
+        license=_text(data, "license", where),
+        train_split=train,
+        columns=MappingProxyType(columns),
+        prompts=MappingProxyType(_prompts(data, where)),
+        source=source,
+        written=(data.get("source") or {}).get("path"),
+        hub=hub,
+        revision=revision,
+        fingerprint=(fingerprint or fingerprint_files(source)) if source is not None else None,
+    )
+
+
+def read_recorded_task(path: str | Path) -> Task:
+    """The task a results folder recorded (``{Task}.task.yaml``, written by the run): checked as
+    a task file is, but its files are not needed — the recorded fingerprint names the data.
+
+    Raises:
+        TaskFileError: the file is unreadable, or not a declaration the run writes.
+    """
+    path = Path(path)
+    data = _parse(path, None)
+    src = data.get("source")
+    if not isinstance(src, dict):
+        raise TaskFileError(f"{path}: source is missing.")
+    where = str(path)
+    if "hub" in src:
+        return read_task_file(path, text=_dump(data)).to_task()
+    fingerprint = src.get("fingerprint")
+    if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
+        raise TaskFileError(f"{where}: source.fingerprint {fingerprint!r} is not sha256:<16 hex>.")
+    fmt = src.get("format")
+    if fmt not in FORMATS:
+        raise TaskFileError(f"{where}: source.format {fmt!r}; use one of {list(FORMATS)}.")
+    # checked as a task file whose source is this very folder (it exists), then re-pointed
+    checked = dict(data, source={"path": ".", "format": fmt})
+    declared = read_task_file(path, text=_dump(checked), fingerprint=fingerprint)
+    return replace(
+        declared, written=src.get("path") if isinstance(src.get("path"), str) else None
+    ).to_task()
+
+
+def _dump(data: Mapping[str, Any]) -> str:
+    return json.dumps(data)
+
+
+def _parse(path: Path, text: str | None) -> dict[str, Any]:
+    if text is None:
+        try:
+            if not path.is_file():
+                raise TaskFileError(f"--task-file: {path} is not a file.")
+            if path.stat().st_size > _MAX_BYTES:
+                raise TaskFileError(f"{path}: over 1 MiB; a task file declares, it holds no data.")
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TaskFileError(f"{path}: cannot be read ({exc}).") from None
+    try:
+        if path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except (ValueError, RecursionError) as exc:
+        raise TaskFileError(f"{path}: not valid JSON ({exc}).") from None
+    except Exception as exc:  # yaml.YAMLError and its line, without importing yaml up front
+        raise TaskFileError(f"{path}: not valid YAML ({' '.join(str(exc).split())}).") from None
+    if not isinstance(data, dict):
+        raise TaskFileError(f"{path}: must be a mapping of keys (name, type, source, ...).")
+    return data
+
+
+def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise TaskFileError(f"{where}: {key} is missing.")
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise TaskFileError(f"{where}: {key} must be text, got {type(value).__name__}.")
+    return value.strip()
+
+
+def _splits(data: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    raw = data.get("splits", ["test"])
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw:
+        raise TaskFileError(f"{where}: splits must be a list of split names, e.g. [test].")
+    for split in raw:
+        if not isinstance(split, str) or not _SPLIT.fullmatch(split):
+            raise TaskFileError(f"{where}: splits: {split!r} is not a split name.")
+    if len(set(raw)) != len(raw):
+        raise TaskFileError(f"{where}: splits: {raw} names a split twice.")
+    return tuple(raw)
+
+
+def _train_split(
+    data: Mapping[str, Any], needs_train: bool, splits: tuple[str, ...], where: str
+) -> str | None:
+    given = _text(data, "train_split", where)
+    if not needs_train:
+        if given:
+            raise TaskFileError(f"{where}: train_split: this type trains nothing; remove it.")
+        return None
+    train = given or "train"
+    if not _SPLIT.fullmatch(train):
+        raise TaskFileError(f"{where}: train_split: {train!r} is not a split name.")
+    if train in splits:
+        raise TaskFileError(
+            f"{where}: train_split {train!r} is also among splits {list(splits)}: a probe "
+            "scored on its own training data would be meaningless."
+        )
+    return train
+
+
+def _columns(data: Mapping[str, Any], canonical: tuple[str, ...], where: str) -> dict[str, str]:
+    raw = data.get("columns") or {}
+    if not isinstance(raw, dict):
+        raise TaskFileError(f"{where}: columns must map {list(canonical)} to your columns.")
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        if key not in canonical:
+            raise TaskFileError(f"{where}: columns: {key!r} is not one of {list(canonical)}.")
+        if not isinstance(value, str) or not value.strip():
+            raise TaskFileError(f"{where}: columns: {key} must name a column, got {value!r}.")
+        out[key] = value.strip()
+    if len(set(out.values())) != len(out):
+        raise TaskFileError(f"{where}: columns: one column is mapped twice ({out}).")
+    return out
+
+
+def _prompts(data: Mapping[str, Any], where: str) -> dict[str, str]:
+    raw = data.get("prompts") or {}
+    if not isinstance(raw, dict):
+        raise TaskFileError(f"{where}: prompts must map {list(_SIDES)} to text.")
+    for key, value in raw.items():
+        if key not in _SIDES:
+            raise TaskFileError(f"{where}: prompts: {key!r} is not one of {list(_SIDES)}.")
+        if not isinstance(value, str):
+            raise TaskFileError(f"{where}: prompts: {key} must be text.")
+    return dict(raw)
+
+
+def _source(
+    data: Mapping[str, Any], path: Path, where: str
+) -> tuple[str | None, str | None, Path | None, str]:
+    raw = data.get("source")
+    if not isinstance(raw, dict):
+        raise TaskFileError(f"{where}: source is missing: give source.path or source.hub.")
+    unknown = [k for k in raw if k not in _SOURCE_KEYS]
+    if unknown:
+        raise TaskFileError(f"{where}: source: unknown key {unknown[0]!r}; use {_SOURCE_KEYS}.")
+    fmt = raw.get("format")
+    if fmt is not None and fmt not in FORMATS:
+        raise TaskFileError(f"{where}: source.format {fmt!r}; use one of {list(FORMATS)}.")
+    if ("path" in raw) == ("hub" in raw):
+        raise TaskFileError(f"{where}: source: give either path (your files) or hub, not both.")
+    if "hub" in raw:
+        hub, revision = raw.get("hub"), raw.get("revision")
+        if not isinstance(hub, str) or not _HUB_ID.fullmatch(hub):
+            raise TaskFileError(f"{where}: source.hub {hub!r} is not a dataset id (org/name).")
+        if not isinstance(revision, str) or not _COMMIT.fullmatch(revision):
+            raise TaskFileError(
+                f"{where}: source.revision: a Hub source needs its 40-hex commit (the dataset "
+                "page's history shows it; publish-dataset prints it), so the task stays pinned."
+            )
+        if fmt not in (None, "hub"):
+            raise TaskFileError(f"{where}: source.format {fmt!r}: a Hub source is in Hub layout.")
+        return hub, revision, None, "hub"
+    if "revision" in raw:
+        raise TaskFileError(f"{where}: source.revision pins a Hub source; local files have none.")
+    local = raw.get("path")
+    if not isinstance(local, str) or not local.strip():
+        raise TaskFileError(f"{where}: source.path must name a folder or a file.")
+    source = (path.parent / local).resolve()
+    if not source.exists():
+        raise TaskFileError(f"{where}: source.path {local!r}: {source} does not exist.")
+    return None, None, source, fmt or _infer_format(source, where)
+
+
+def _infer_format(source: Path, where: str) -> str:
+    if source.is_file():
+        fmt = _ROW_SUFFIXES.get(source.suffix.lower())
+        if fmt is None:
+            raise TaskFileError(
+                f"{where}: source.path {source.name}: not a .csv, .jsonl or .parquet file; "
+                "set source.format."
+            )
+        return fmt
+    if (source / "corpus.jsonl").is_file():
+        return "beir"
+    if (source / "README.md").is_file() and any(source.rglob("*.parquet")):
+        return "hub"
+    found = {
+        _ROW_SUFFIXES[p.suffix.lower()]
+        for p in source.iterdir()
+        if p.suffix.lower() in _ROW_SUFFIXES
+    }
+    if len(found) == 1:
+        return found.pop()
+    raise TaskFileError(
+        f"{where}: source.path {source}: cannot tell its format (found "
+        f"{sorted(found) or 'no .csv, .jsonl or .parquet files'}); set source.format."
+    )
+
+
+def fingerprint_files(source: Path) -> str:
+    """``sha256:`` + 16 hex digits over the relative names and bytes of every file under
+    ``source`` (or of the file itself), in sorted order: the same files give the same value on
+    any machine, and any changed byte another."""
+    files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for file in files:
+        name = file.name if source.is_file() else file.relative_to(source).as_posix()
+        digest.update(name.encode("utf-8") + b"\0")
+        try:
+            with file.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            raise TaskFileError(f"source.path: {file} cannot be read ({exc.strerror}).") from None
+        digest.update(b"\0")
+    return LOCAL_REVISION_PREFIX + digest.hexdigest()[:16]
