@@ -421,3 +421,57 @@ def test_publish_a_task_and_run_it_from_the_hub(tmp_path: Path) -> None:
     local_result = json.loads((ours.results_dir / "SolventRetrieval.json").read_text())
     assert result["scores"] == local_result["scores"]  # the same data, the same scores
     assert np.isfinite(result["scores"]["test"][0]["ndcg_at_10"])
+
+
+def test_the_worked_example_in_the_docs_runs_as_written(tmp_path: Path) -> None:
+    """docs/custom_tasks.md's files (each block after a ``<!-- file: PATH -->`` marker),
+    written as they are and run; the README points there."""
+    import re
+
+    text = (REPO_ROOT / "docs" / "custom_tasks.md").read_text(encoding="utf-8")
+    files = re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", text, flags=re.S)
+    assert len(files) == 6
+    for name, body in files:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+    report = _run([tmp_path / "solvents.yaml", tmp_path / "synonyms.yaml"], tmp_path / "results")
+    assert report.statuses == {"SolventRetrieval": "done", "SynonymPairs": "done"}
+    from chemteb_eval.tasks.registry import clear_custom_tasks
+
+    clear_custom_tasks()
+    scanned = scan_results([tmp_path / "results"])
+    custom = get_benchmark("Custom")
+    (row,) = rank_models(read_results(scanned, custom), custom)
+    assert row.complete and set(row.means) == {"PairClassification", "Retrieval"}
+
+
+def test_a_large_corpus_is_gathered_to_disk_and_scores_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over SPILL_ROWS texts, the runner writes a group's vectors to a memory-mapped file
+    block by block (here: 2 texts a block) and ranks from it: the same result file."""
+    import chemteb_eval.engine.encode as encode
+    import chemteb_eval.runner.stages as stages
+
+    files = [write_retrieval(tmp_path)]
+    whole = _run(files, tmp_path / "whole")
+    spilled: list[Any] = []
+    original = encode.EmbeddingEngine.embed_to_file
+
+    def recording(self: Any, texts: list[str], prompt: str, path: Path, *, block: int = 2) -> Any:
+        out = original(self, texts, prompt, path, block=2)
+        spilled.append(out)
+        return out
+
+    monkeypatch.setattr(stages, "SPILL_ROWS", 3)
+    monkeypatch.setattr(encode.EmbeddingEngine, "embed_to_file", recording)
+    from chemteb_eval.tasks.registry import clear_custom_tasks
+
+    clear_custom_tasks()
+    disk = _run(files, tmp_path / "disk")
+    assert len(spilled) == 1 and isinstance(spilled[0], np.memmap)  # the 4-document corpus
+    assert not Path(spilled[0].filename).exists()  # removed once the task was scored
+    a = json.loads((whole.results_dir / "SolventRetrieval.json").read_text())["scores"]
+    b = json.loads((disk.results_dir / "SolventRetrieval.json").read_text())["scores"]
+    assert a == b

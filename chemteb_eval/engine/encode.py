@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,13 @@ __all__ = ["EmbeddingEngine", "EncodeStats", "token_budget_batches"]
 # A token-budget batch holds at most this many times batch_size texts (short names): beyond it
 # a CPU forward pass gains nothing and memory grows.
 _MAX_BATCH_FACTOR = 16
+
+
+# A group of texts over SPILL_ROWS (a large retrieval corpus) is gathered into a disk-backed
+# array SPILL_BLOCK vectors at a time (``embed_to_file``): 65,536 x 384 float32 is 96 MiB, where
+# 5M documents would be 7.3 GiB in memory at once.
+SPILL_ROWS = 200_000
+SPILL_BLOCK = 65_536
 
 
 def token_budget_batches(lengths: list[int], batch_size: int) -> list[range]:
@@ -265,3 +273,23 @@ class EmbeddingEngine:
             self.redo_seconds += float(sum(seconds))
             have.update(zip(redo, vectors, strict=True))
         return np.stack([have[k] for k in keys])
+
+    def embed_to_file(
+        self, texts: list[str], prompt: str, path: Path, *, block: int = SPILL_BLOCK
+    ) -> NDArray[np.float32]:
+        """``embed(texts, prompt)`` written into a ``.npy`` file at ``path``, ``block`` texts at
+        a time, and returned memory-mapped: a corpus of millions never sits in memory whole
+        (``rank_corpus`` then reads it chunk by chunk). Same rows, same order, same values."""
+        out: np.memmap[Any, Any] | None = None
+        for start in range(0, len(texts), block):
+            vectors = self.embed(texts[start : start + block], prompt)
+            if out is None:
+                shape = (len(texts), vectors.shape[1])
+                out = np.lib.format.open_memmap(path, "w+", vectors.dtype, shape)
+            out[start : start + len(vectors)] = vectors
+        if out is None:
+            return self.embed(texts, prompt)
+        out.flush()
+        del out
+        mapped: NDArray[np.float32] = np.load(path, mmap_mode="r")
+        return mapped

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import platform
+import tempfile
 import time
 import traceback
 import uuid
@@ -34,6 +35,7 @@ from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.distributed import distributed_state
+from chemteb_eval.engine.encode import SPILL_ROWS
 from chemteb_eval.errors import ChemtebError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.backends import cache_variant
@@ -304,6 +306,30 @@ def task_keys(encoder: Encoder, task: Task, data: TaskData) -> set[str]:
     }
 
 
+class _Spill:
+    """Vectors of a large group of texts (over ``SPILL_ROWS``: a big retrieval corpus) go to
+    a temporary ``.npy`` file, gathered block by block, so the runner never holds a corpus's
+    vectors at once; the file goes when the task is scored."""
+
+    def __init__(self) -> None:
+        self.folder: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> _Spill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.folder is not None:
+            self.folder.cleanup()
+
+    def embed(self, engine: EmbeddingEngine, texts: list[str], prompt: str) -> Any:
+        if len(texts) <= SPILL_ROWS:
+            return engine.embed(texts, prompt)
+        if self.folder is None:
+            self.folder = tempfile.TemporaryDirectory(prefix="chemteb-vectors-")
+        path = Path(self.folder.name) / f"{len(list(Path(self.folder.name).iterdir()))}.npy"
+        return engine.embed_to_file(texts, prompt, path)
+
+
 def evaluate_task(
     task: Task,
     data: TaskData,
@@ -325,20 +351,21 @@ def evaluate_task(
     encoder = context.encoder
     assert encoder is not None, "evaluate_task needs the run's encoder in its context"
     scores: dict[str, list[Any]] = {}
-    for subset, by_split in data.items():
-        for split, split_data in by_split.items():
-            emb = {
-                group: engine.embed(texts, task_prompt(encoder, task, role))
-                for group, (texts, role) in split_texts(split_data).items()
-            }
-            metrics = score_split(split_data, emb, context)
-            evidence = metrics.pop("items", None)
-            if items is not None and evidence is not None:
-                items[(split, subset)] = evidence
-            metrics["main_score"] = metrics[task.main_score]
-            metrics["hf_subset"] = subset
-            metrics["languages"] = ["eng-Latn"] if subset == "default" else []
-            scores.setdefault(split, []).append(metrics)
+    with _Spill() as spill:
+        for subset, by_split in data.items():
+            for split, split_data in by_split.items():
+                emb = {
+                    group: spill.embed(engine, texts, task_prompt(encoder, task, role))
+                    for group, (texts, role) in split_texts(split_data).items()
+                }
+                metrics = score_split(split_data, emb, context)
+                evidence = metrics.pop("items", None)
+                if items is not None and evidence is not None:
+                    items[(split, subset)] = evidence
+                metrics["main_score"] = metrics[task.main_score]
+                metrics["hf_subset"] = subset
+                metrics["languages"] = ["eng-Latn"] if subset == "default" else []
+                scores.setdefault(split, []).append(metrics)
     # damaged cache rows re-encoded while scoring: their cost is in the vectors' costs (the
     # encode share below), not scoring time too
     score_seconds = time.perf_counter() - t0 - (engine.redo_seconds - redo_before)
