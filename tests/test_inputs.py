@@ -178,3 +178,96 @@ def test_each_evidence_file_is_read_once_per_board(
     board = build_leaderboard(scan_results([root]), PIPCHEM)
     assert board.overall[0]["Rank 95%"]  # the intervals were drawn, from the items
     assert len(reads) == 3 and set(reads.values()) == {1}
+
+
+# -- what the outside attack on issue 28 found, fixed ----------------------------------------
+
+
+def test_a_named_model_table_that_is_not_a_file_is_one_error_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _results(tmp_path / "results")
+    assert main(["rank", str(root), "--model-table", str(tmp_path / "absent.csv")]) == 2
+    captured = capsys.readouterr()
+    assert "model_table: " in captured.err and "is not a file" in captured.err
+    assert captured.out == ""  # no ranking printed before the error
+
+
+def test_error_lines_show_no_control_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rank", str(tmp_path / "\x1b[31mred")]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "?[31mred" in err
+
+
+def test_hostile_item_arrays_are_value_errors_never_another_exception() -> None:
+    from chemteb_eval.scoring.uncertainty import check_items
+
+    pair = {"labels": np.array([0, 1, 1]), "cosine": np.array([True, False, True])}
+    for name in ("euclidean", "manhattan", "dot"):
+        pair[name] = np.array([3, 1, 2], dtype=np.uint8)
+    record = check_items("PairClassification", pair, "max_ap")
+    assert np.isfinite(record.statistic("max_ap")(np.arange(3)))  # bool/uint read as numbers
+    sts = {"gold": np.array([True, False, True]), "similarity": np.array([0.1, 0.2, 0.3])}
+    assert np.isfinite(
+        check_items("STS", sts, "cosine_spearman").statistic("x_spearman")(np.arange(3))
+    )
+    bad: list[tuple[str, object, object]] = [
+        ("Clustering", {"labels": np.array([b"a", b"b"]), "clusters": np.array([0, 1])}, "v"),
+        ("BitextMining", {"y_true": np.array([None, 1], dtype=object), "y_pred": [0, 1]}, "f1"),
+        ("PairClassification", pair, None),
+        ("STS", None, "cosine_spearman"),
+    ]
+    for task_type, items, key in bad:
+        with pytest.raises(ValueError):
+            check_items(task_type, items, key)  # type: ignore[arg-type]
+
+
+def test_rank_corpus_refuses_bad_arguments_and_non_finite_rows_in_any_chunk() -> None:
+    from chemteb_eval.scoring.retrieval import rank_corpus
+
+    q = np.ones((2, 3), dtype=np.float32)
+    c = np.eye(3, dtype=np.float32)
+    ids = ["a", "b", "c"]
+    for kwargs in ({"chunk_size": -1}, {"corpus_chunk_size": 0}, {"corpus_chunk_size": 1.5}):
+        with pytest.raises(ValueError, match="must be a positive integer"):
+            rank_corpus(q, c, ids, 2, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="top_k"):
+        rank_corpus(q, c, ids, 0)
+    nan = c.copy()
+    nan[1] = np.nan
+    for chunk in (1, 2, 3):
+        with pytest.raises(ValueError, match="not a finite number"):
+            rank_corpus(q, nan, ids, 2, corpus_chunk_size=chunk)
+
+
+def test_device_batch_size_and_spec_spacing_are_checked_up_front() -> None:
+    from chemteb_eval.models.base import check_batch_size, check_device
+    from chemteb_eval.models.spec import parse_model_spec
+
+    assert check_device(None) is None and check_device("cpu") == "cpu"
+    with pytest.raises(ValueError, match="device: 'quantum:7'"):
+        check_device("quantum:7")
+    import torch
+
+    if torch.cuda.device_count() < 4:
+        with pytest.raises(ValueError, match="device: cuda:3: this machine has"):
+            check_device("cuda:3")
+    with pytest.raises(ValueError, match=r"batch_size: .* at most 1,048,576"):
+        check_batch_size(10**20)
+    spec = parse_model_spec(" transformers: org/model ")
+    assert (spec.backend, spec.name) == ("transformers", "org/model")
+
+
+def test_an_mteb_scores_name_that_is_not_a_file_is_said(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    root.mkdir()
+    (tmp_path / MTEB_SCORES_FILE).mkdir()
+    found = resolve_mteb_scores([root])
+    assert found.scores is None and "not a regular file" in found.problem
+    (tmp_path / MTEB_SCORES_FILE).rmdir()
+    (tmp_path / MTEB_SCORES_FILE).write_text("model_id,task,task_type,split,main_score\n")
+    assert "holds no scores" in resolve_mteb_scores([root]).problem
+    with pytest.raises(ValueError, match="holds no scores"):
+        resolve_mteb_scores([root], tmp_path / MTEB_SCORES_FILE)

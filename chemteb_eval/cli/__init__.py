@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _say(line: str) -> None:
     """An error line, once: under torchrun every process fails alike, and rank 0 says it."""
     if os.environ.get("RANK", "0") == "0":
-        print(line, file=sys.stderr)
+        # a path or name from the user's files may hold control characters: never raw
+        print("".join(c if c.isprintable() else "?" for c in line), file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

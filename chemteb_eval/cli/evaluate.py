@@ -235,7 +235,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         os.environ["CHEMTEB_PIPCHEM_SCALE"] = args.pipchem_scale
 
     selected = None
-    paths = _data_paths(args.data_path, None)
     if args.task_file:
         if args.task or args.benchmark:
             raise ValueError(
@@ -243,10 +242,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 "drop -t/-b, or run those in a second run into the same --output-dir."
             )
         selected, own_paths = _custom_tasks(args.task_file)
-        paths.update(own_paths)
-    elif args.task:
-        collection = tasks.get_benchmark(args.benchmark).collection if args.benchmark else None
-        selected = [tasks.get_task(name, collection) for name in args.task]
+        paths = {**_data_paths(args.data_path, None), **own_paths}
+    else:
+        if args.task:
+            collection = tasks.get_benchmark(args.benchmark).collection if args.benchmark else None
+            selected = [tasks.get_task(name, collection) for name in args.task]
         paths = _data_paths(args.data_path, selected)
     report = run(
         args.model,

@@ -3,6 +3,7 @@ every caller of ``encode`` starts from."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from numbers import Integral
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -18,14 +19,47 @@ Role = Literal["query", "document"]
 DEFAULT_BATCH_SIZE = 32
 
 
+_DEVICE = re.compile(r"cpu|mps|(?:cuda|xpu)(?::\d{1,3})?")
+
+
+def check_device(device: object) -> str | None:
+    """``device`` (``cpu``, ``cuda``, ``cuda:N``, ``mps``, ``xpu``) when this machine has it;
+    ``ValueError`` naming ``device`` otherwise — before minutes of model loading, not a torch
+    traceback after them. ``None``: the backend's choice."""
+    if device is None:
+        return None
+    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        raise ValueError(f"device: {device!r}; use cpu, cuda, cuda:N, mps or xpu.")
+    if device.startswith("cuda"):
+        try:
+            import torch
+        except ImportError:  # the core install: the backend's missing extra is said later
+            return device
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(device.partition(":")[2] or 0)
+        if index >= count:
+            have = f"{count} CUDA GPU(s)" if count else "no CUDA GPU torch can use"
+            raise ValueError(f"device: {device}: this machine has {have}; use cpu or cuda:0.")
+    return device
+
+
+MAX_TEXTS_PER_CALL = 1 << 20  # a million texts a call: far past any accelerator's memory
+
+
 def check_batch_size(value: object) -> int:
     """``value`` when it is a positive whole number of texts; ``ValueError`` naming
     ``batch_size`` otherwise (``True``, ``2.5`` or ``"8"`` are not batch sizes)."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ValueError(f"batch_size: must be a positive whole number, got {value!r}.")
-    if value < 1:
+    number = int(value)
+    if number < 1:
         raise ValueError(f"batch_size: must be positive, got {value}.")
-    return int(value)
+    if number > MAX_TEXTS_PER_CALL:
+        raise ValueError(
+            f"batch_size: {value} is more texts than one model call takes; use at most "
+            f"{MAX_TEXTS_PER_CALL:,}."
+        )
+    return number
 
 
 @dataclass(frozen=True)

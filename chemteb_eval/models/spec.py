@@ -108,9 +108,11 @@ def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
         return spec
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"model: {spec!r} is empty; pass a Hub id, a folder or backend:name.")
-    prefix, sep, rest = spec.partition(":")
+    # " org/model" or "transformers: x" (a shell quoting slip): the spaces are no part of a name
+    prefix, sep, rest = spec.strip().partition(":")
+    rest = rest.strip()
     if sep and prefix in BACKENDS:
         if not rest:
             raise ValueError(f"model: {spec!r} names no model after {prefix}:.")
         return ModelSpec(prefix, rest)  # `in BACKENDS` narrows prefix to a Backend
-    return ModelSpec("sentence-transformers", spec)
+    return ModelSpec("sentence-transformers", spec.strip())

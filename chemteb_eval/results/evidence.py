@@ -142,12 +142,11 @@ def check_evidence(task_type: str, items: Mapping[str, Any], key: str, score: fl
         ValueError: the reason — a missing or mis-shaped array, a non-finite or out-of-range
             value, or items whose ``key`` is not ``score``.
     """
-    from chemteb_eval.scoring.uncertainty import item_records
+    from chemteb_eval.scoring.uncertainty import check_items, item_records
 
-    record_type = item_records().get(task_type)
-    if record_type is None:
+    if task_type not in item_records():
         raise ValueError(f"no per-item evidence for {task_type} tasks")
-    record = record_type.check(items, key)
+    record = check_items(task_type, items, key)
     if record.n < 1:
         raise ValueError("no items")
     statistic = record.statistic(key)

@@ -153,6 +153,10 @@ def resolve_mteb_scores(
     if given is not None and not Path(given).is_file():
         raise ValueError(f"{scores_arg}: {given} is not a file; pass {MTEB_SCORES_FILE}'s path.")
     candidates = [Path(given)] if given is not None else find_beside(roots, MTEB_SCORES_FILE)
+    odd = [p for r in map(Path, roots) for p in (r / MTEB_SCORES_FILE, r.parent / MTEB_SCORES_FILE)]
+    odd = [p for p in odd if p.exists() and not p.is_file()]
+    if not candidates and odd:  # a folder, a FIFO or a device by that name: said, never read
+        return MtebInput(None, odd[0], problem=f"{odd[0]} is not a regular file")
     if not candidates:
         if folders:
             raise ValueError(
@@ -172,6 +176,11 @@ def resolve_mteb_scores(
         if given is not None:  # asked for by name: say so before any work
             raise ValueError(f"{scores_arg}: {exc}") from None
         return MtebInput(None, found, problem=str(exc))
+    if not mteb.scores:
+        problem = f"{found} holds no scores (its header only?)"
+        if given is not None:
+            raise ValueError(f"{scores_arg}: {problem}.")
+        return MtebInput(None, found, problem=problem)
     for folder in folders:
         mteb = read_mteb_folder(folder, mteb)
     return MtebInput(mteb, found, tuple(map(Path, folders)))

@@ -88,6 +88,8 @@ class ModelResults:
 def _model_table(root: Path, given: str | Path | None) -> dict[str, str]:
     """Result folder name -> model id, from the model table named, else one in or beside the
     results folder (``inputs.model_table_paths``: the one rule), if any."""
+    if given is not None and not Path(given).is_file():
+        raise ValueError(f"model_table: {given} is not a file; pass a paper_models.csv.")
     names: dict[str, str] = {}
     for path in model_table_paths([root], given):
         if path.is_file():

@@ -45,6 +45,7 @@ from chemteb_eval.models.base import (
     ModelMeta,
     Role,
     check_batch_size,
+    check_device,
 )
 from chemteb_eval.models.fingerprint import model_fingerprint
 from chemteb_eval.models.spec import ModelSpec, parse_model_spec
@@ -691,6 +692,7 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     """
     started = time.perf_counter()
     batch_size = check_batch_size(batch_size)  # before a model or a dataset is touched
+    device = check_device(device)
     plan = select(benchmark, tasks)
     # Every missing extra in one line, before a model or a dataset is touched.
     # the spec parsed once: the extras check and the load read the same record

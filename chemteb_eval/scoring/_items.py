@@ -79,7 +79,8 @@ def numbers(
         raise ValueError(f"{name!r} has NaN or infinite values")
     if value.size and (finite.min() < low or finite.max() > high):
         raise ValueError(f"{name!r} has values outside [{low:g}, {high:g}]")
-    return value
+    # float64 whatever was stored: a bool or uint8 array would break the statistics' arithmetic
+    return finite
 
 
 def same_length(*arrays: NDArray[Any]) -> int:
@@ -91,6 +92,8 @@ def same_length(*arrays: NDArray[Any]) -> int:
 
 def labels(items: Mapping[str, Any], name: str, ndim: int = 1) -> NDArray[Any]:
     value = array(items, name, ndim)
+    if value.dtype.kind not in "biufU":  # bytes, objects, dates: no label a scorer writes
+        raise ValueError(f"{name!r} holds {value.dtype} values, not labels")
     if value.dtype.kind == "f" and not np.isfinite(value).all():
         raise ValueError(f"{name!r} has NaN or infinite labels")
     return value

@@ -95,7 +95,12 @@ def rank_corpus(
     of the chunks' top-ks, and the ranks are exactly those of one pass over the whole corpus.
     ``corpus`` may be a memory-mapped array: only one chunk of it is read into memory at a time.
     """
+    chunk_size = check_positive_int("chunk_size", chunk_size)
+    corpus_chunk_size = check_positive_int("corpus_chunk_size", corpus_chunk_size)
+    top_k = check_positive_int("top_k", top_k)
     n_docs = len(corpus)
+    if n_docs == 0 or len(queries) == 0:
+        raise ValueError(f"corpus: {n_docs} documents and {len(queries)} queries; both needed.")
     k = min(top_k, n_docs)
     # Rank of each id in ascending string order; negated, it sorts ties by id descending.
     id_order = np.argsort(np.asarray(corpus_ids, dtype=str), kind="stable")
@@ -114,6 +119,11 @@ def rank_corpus(
             else:
                 c = l2_normalize(np.asarray(corpus[c_start : c_start + corpus_chunk_size]))
             sims = q_chunk @ c.T
+            if not np.isfinite(sims).all():  # a NaN or zero row, in whichever chunk it is
+                raise ValueError(
+                    "rank_corpus: a similarity is not a finite number (a NaN or all-zero "
+                    "embedding); score_retrieval checks the embeddings first."
+                )
             local = _top_k(sims, id_rank[c_start : c_start + len(c)], k)
             found = (local + c_start, np.take_along_axis(sims, local, axis=1))
             best = found if best is None else _merge_top_k(best, found, id_rank, k)
@@ -258,6 +268,10 @@ def score_retrieval(
     dids = _as_ids("corpus_ids", corpus_ids, len(c_emb), "corpus_embeddings")
     k_values = _as_k_values(k_values)
     chunk_size = check_positive_int("chunk_size", chunk_size)
+    if decimals is not None and (
+        isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0
+    ):
+        raise ValueError(f"decimals: a number of decimals >= 0 or None, got {decimals!r}.")
     qid_row = {q: i for i, q in enumerate(qids)}
     judged = _judged(qrels, qid_row)
     did_row = {d: i for i, d in enumerate(dids)}

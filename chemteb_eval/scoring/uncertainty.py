@@ -405,6 +405,10 @@ def check_items(task_type: str, items: Mapping[str, Any], key: str) -> ItemRecor
     record = item_records().get(task_type)
     if record is None:
         raise ValueError(f"task_type: no per-item evidence for {task_type!r} tasks.")
+    if not isinstance(items, Mapping):
+        raise ValueError(f"items: a mapping of arrays, got {type(items).__name__}.")
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"key: the score to recompute, got {key!r}.")
     return record.check(items, key)
 
 
