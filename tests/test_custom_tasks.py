@@ -125,7 +125,7 @@ def test_defaults_come_from_the_type(tmp_path: Path) -> None:
     assert classification.train_split == "train"
     task = classification.to_task()
     assert task.collection == "custom" and task.builder == "custom"
-    with pytest.raises(ValueError, match="registered task's name"):
+    with pytest.raises(ValueError, match="is the registered task 'PipChemWikiTopicClassification'"):
         register_custom_tasks(
             [
                 read_task_file(
@@ -475,3 +475,119 @@ def test_a_large_corpus_is_gathered_to_disk_and_scores_the_same(
     a = json.loads((whole.results_dir / "SolventRetrieval.json").read_text())["scores"]
     b = json.loads((disk.results_dir / "SolventRetrieval.json").read_text())["scores"]
     assert a == b
+
+
+# -- what the outside attack on issue 29 found, fixed ----------------------------------------
+
+
+def test_a_yaml_bomb_recorded_beside_results_is_refused_at_once(tmp_path: Path) -> None:
+    import time
+
+    from chemteb_eval.tasks.custom import read_recorded_task
+
+    out = tmp_path / "results"
+    report = _run([write_pairs(tmp_path)], out)
+    recorded = report.results_dir / "SynonymPairs.task.yaml"
+    levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=False):
+        levels.append(f"{name}: &{name} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]")
+    recorded.write_text("\n".join(levels) + "\n" + recorded.read_text())
+    started = time.perf_counter()
+    with pytest.raises(TaskFileError, match="unknown key 'a'"):
+        read_recorded_task(recorded)
+    assert time.perf_counter() - started < 5
+
+
+def test_a_fifo_source_is_one_line_not_a_hang(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo.csv")
+    task_file = declare(tmp_path, "name: F\ntype: PairClassification\nsource: {path: fifo.csv}\n")
+    with pytest.raises(TaskFileError, match="not a regular file or a folder"):
+        read_task_file(task_file)
+
+
+def test_the_fingerprint_covers_only_the_files_read(tmp_path: Path) -> None:
+    (tmp_path / "test.csv").write_text(PAIRS)
+    task_file = declare(tmp_path, "name: Dot\ntype: PairClassification\nsource: {path: .}\n")
+    first = read_task_file(task_file).fingerprint
+    (tmp_path / "notes.txt").write_text("results and notes beside the data")
+    (tmp_path / "results").mkdir()
+    assert read_task_file(task_file).fingerprint == first
+    (tmp_path / "test.csv").write_text(PAIRS + "a,b,1\n")
+    assert read_task_file(task_file).fingerprint != first
+
+
+def test_names_are_checked_in_any_case_and_by_publish_too(tmp_path: Path) -> None:
+    with pytest.raises(TaskFileError, match="start with a letter or digit"):
+        read_task_file(declare(tmp_path, "name: ..\ntype: Retrieval\nsource: {path: .}\n"))
+    (tmp_path / "test.csv").write_text(PAIRS)
+    task_file = declare(
+        tmp_path, "name: pubchemsynonympc\ntype: PairClassification\nsource: {path: .}\n"
+    )
+    with pytest.raises(ValueError, match="registered task 'PubChemSynonymPC'"):
+        register_custom_tasks([read_task_file(task_file).to_task()])
+    assert (
+        main(["publish-dataset", "--task-file", str(task_file), "--repo-id", "a/b", "--dry-run"])
+        == 2
+    )
+
+
+def test_mixed_labels_and_doubled_headers_name_the_file(tmp_path: Path) -> None:
+    folder = tmp_path / "rows"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text(
+        json.dumps({"text": "a", "label": 1})
+        + "\n"
+        + json.dumps({"text": "b", "label": "1"})
+        + "\n"
+    )
+    (folder / "test.jsonl").write_text(json.dumps({"text": "c", "label": 1}) + "\n")
+    task_file = declare(tmp_path, "name: Mixed\ntype: Classification\nsource: {path: rows}\n")
+    with pytest.raises(CustomDataError, match=r"train.jsonl:2: label '1' is str"):
+        _load(task_file)
+    with pytest.raises(CustomDataError, match="names 'sentence1' twice"):
+        _load(write_pairs(tmp_path, "sentence1,sentence1,sentence2,label\na,b,c,1\n"))
+
+
+def test_a_recorded_task_under_another_name_is_said_and_compare_knows_custom_tasks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chemteb_eval.tasks.registry import clear_custom_tasks
+
+    out = tmp_path / "results"
+    files = [write_pairs(tmp_path), write_retrieval(tmp_path)]
+    report = _run(files, out)
+    tasks, paths = _custom_tasks_of(files)
+    _run_other = run(
+        HashingEncoder(name="test/other", dim=32),
+        tasks=list(tasks),
+        data_paths=paths,
+        output_dir=out,
+        use_cache=False,
+        progress=False,
+        log=lambda m: None,
+    )
+    clear_custom_tasks()
+    code = main(
+        [
+            "compare",
+            str(report.results_dir.parent),
+            str(_run_other.results_dir.parent),
+            "-b",
+            "Custom",
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    assert "SynonymPairs" in capsys.readouterr().out
+    recorded = report.results_dir / "SynonymPairs.task.yaml"
+    recorded.write_text(recorded.read_text().replace("name: SynonymPairs", "name: Other"))
+    clear_custom_tasks()
+    skipped = [s for m in scan_results([out]) for s in m.skipped]
+    assert any("declares a task named 'Other'" in s for s in skipped)
+
+
+def _custom_tasks_of(files: list[Path]) -> Any:
+    from chemteb_eval.cli.evaluate import _custom_tasks
+
+    return _custom_tasks([str(p) for p in files])

@@ -410,8 +410,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"--resamples: at least {MIN_RESAMPLES}, got {args.resamples}.")
     if args.seed < 0:
         raise ValueError(f"--seed: a non-negative integer, got {args.seed}.")
+    # the folders first: their recorded task files make Custom's tasks known
+    a, b = load_model(args.a, args.benchmark), load_model(args.b, args.benchmark)
     bench = tasks.get_benchmark(args.benchmark)
-    a, b = load_model(args.a, bench), load_model(args.b, bench)
     # the bootstraps take seconds per task: say what is running (stderr: stdout is the table)
     print(
         f"comparing on {bench.name}: per-task paired bootstraps ({args.resamples:,} resamples "

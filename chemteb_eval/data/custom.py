@@ -115,6 +115,10 @@ def _csv_rows(path: Path) -> Iterator[Row]:
     with path.open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM
         reader = csv.DictReader(handle)
         try:
+            names = list(reader.fieldnames or [])
+            twice = sorted({c for c in names if names.count(c) > 1})
+            if twice:  # csv keeps the last of two same-named columns, silently
+                raise CustomDataError(f"{path}:1: the header names {twice[0]!r} twice.")
             for row in reader:
                 where = f"{path}:{reader.line_num}"
                 if None in row or any(v is None for v in row.values()):
@@ -188,6 +192,19 @@ def _label(task: Task, where: str, row: Mapping[str, Any]) -> str | int:
     return value
 
 
+def _labels(task: Task, rows: list[Row]) -> list[str | int]:
+    """Every row's label, all text or all integers (a probe cannot tell 1 from "1")."""
+    labels = [_label(task, w, r) for w, r in rows]
+    first = type(labels[0])
+    for (where, _), label in zip(rows, labels, strict=True):
+        if type(label) is not first:
+            raise CustomDataError(
+                f"{where}: label {label!r} is {type(label).__name__}, where {rows[0][0]} has "
+                f"{first.__name__}; use one kind of label throughout."
+            )
+    return labels
+
+
 def _nonempty(task: Task, path: Path, rows: list[Row]) -> list[Row]:
     if not rows:
         raise CustomDataError(f"{task.name}: {path} has no rows.")
@@ -203,7 +220,7 @@ def _classification(task: Task, source: Path, fmt: str, split: str) -> SplitData
     test_path = _split_file(task, source, fmt, split)
     train = _nonempty(task, train_path, rows_of(train_path, fmt))
     test = _nonempty(task, test_path, rows_of(test_path, fmt))
-    train_labels = [_label(task, w, r) for w, r in train]
+    train_labels = _labels(task, train)
     if len(set(train_labels)) < 2:
         raise CustomDataError(
             f"{task.name}: {train_path} holds one class only ({train_labels[0]!r}); a "
@@ -211,8 +228,7 @@ def _classification(task: Task, source: Path, fmt: str, split: str) -> SplitData
         )
     known = set(train_labels)
     test_labels = []
-    for where, row in test:
-        label = _label(task, where, row)
+    for (where, _), label in zip(test, _labels(task, test), strict=True):
         if label not in known:
             raise CustomDataError(
                 f"{where}: label {label!r} is not among the training labels of {train_path.name}."
@@ -229,7 +245,7 @@ def _classification(task: Task, source: Path, fmt: str, split: str) -> SplitData
 def _clustering(task: Task, source: Path, fmt: str, split: str) -> SplitData:
     path = _split_file(task, source, fmt, split)
     rows = _nonempty(task, path, rows_of(path, fmt))
-    labels = [_label(task, w, r) for w, r in rows]
+    labels = _labels(task, rows)
     if len(set(labels)) < 2:
         raise CustomDataError(f"{task.name}: {path} holds one class only; nothing to cluster.")
     return ClusteringData((ClusterSet([_text(task, w, r, "text") for w, r in rows], labels),))

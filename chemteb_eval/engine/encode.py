@@ -99,6 +99,10 @@ class EmbeddingEngine:
         self.stats = EncodeStats()
         self.redo_seconds = 0.0  # spent in embed() re-encoding damaged cache rows
         self._memory: dict[str, NDArray[np.float32]] = {}
+        # the block the writer thread is committing (``_store``), readable until it is done
+        self._writer: Any = None
+        self._inflight: Any = None
+        self._pending: dict[str, NDArray[np.float32]] = {}
         # Seconds each text's encoding cost: its batch's time shared evenly among the batch's
         # texts (batches are length-sorted, so a batch's texts are of similar length).
         self._cost: dict[str, float] = {}
@@ -162,6 +166,7 @@ class EmbeddingEngine:
                     )
             finish(self.state)
         bar.close()
+        self.flush()  # everything encoded is committed before anyone reads it
         return self.stats
 
     def _encode(
@@ -226,12 +231,42 @@ class EmbeddingEngine:
         *,
         replace: bool = False,
     ) -> None:
+        """Commit one block to the cache off the critical path: a writer thread runs the
+        transaction while the model encodes the next block (SQLite and torch both release the
+        GIL). At most one block is in flight, so memory stays bounded and a writer's error
+        surfaces at the next block; each block is still one transaction (all of it or none of
+        it survives a kill)."""
         self._cost.update(zip(keys, seconds, strict=True))
-        # A read-only cache stores nothing: the vectors then live in memory for this run.
-        if self.cache is None or not self.cache.put(
-            keys, vectors, seconds=seconds, replace=replace
-        ):
+        if self.cache is None:
             self._memory.update(zip(keys, vectors, strict=True))
+            return
+        self.flush()
+        if self._writer is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chemteb-cache")
+        self._pending = dict(zip(keys, vectors, strict=True))
+        cache = self.cache
+        self._inflight = self._writer.submit(
+            lambda: cache.put(keys, vectors, seconds=seconds, replace=replace)
+        )
+
+    def flush(self) -> None:
+        """Wait for the block in flight to be committed (its error raised here). A read-only
+        cache stores nothing: its vectors then live in memory for this run."""
+        inflight, self._inflight = self._inflight, None
+        pending, self._pending = self._pending, {}
+        if inflight is not None and not inflight.result():
+            self._memory.update(pending)
+
+    def close(self) -> None:
+        """Commit what is in flight and stop the writer thread."""
+        try:
+            self.flush()
+        finally:
+            if self._writer is not None:
+                self._writer.shutdown(wait=True)
+                self._writer = None
 
     def costs(self, keys: Iterable[str]) -> tuple[dict[str, float], int]:
         """The encoding seconds of ``keys`` (this run's, else the cache's record) and how many
@@ -254,6 +289,7 @@ class EmbeddingEngine:
 
     def embed(self, texts: list[str], prompt: str) -> NDArray[np.float32]:
         """The embeddings of ``texts`` (after ``prefetch``), one row per text, in order."""
+        self.flush()
         keys = [text_key(prompt, t) for t in texts]
         have = {k: self._memory[k] for k in keys if k in self._memory}
         rest = [k for k in dict.fromkeys(keys) if k not in have]
@@ -267,6 +303,7 @@ class EmbeddingEngine:
             with tqdm(total=len(redo), disable=True) as bar:
                 vectors, seconds = self._encode(redo, unique, bar)
             self._store(redo, vectors, seconds, replace=True)
+            self.flush()  # committed before the caller goes on (and may close the cache)
             # counted as hits by prefetch, encoded after all: the counts and the caller's
             # timing (scoring time excludes this encoding, which the vectors' costs carry)
             self.stats.cache_hits -= len(redo)

@@ -279,9 +279,11 @@ def publish_task_file(
     from chemteb_eval.data.custom import hub_configs
     from chemteb_eval.data.hub_layout import write_hub_dataset
     from chemteb_eval.tasks.custom import read_task_file
+    from chemteb_eval.tasks.registry import check_custom_name
 
     check_repo_id(repo_id)
     declared = read_task_file(task_file)
+    check_custom_name(declared.name)
     if declared.source is None:
         raise ValueError(
             f"--task-file: {declared.path} already names a Hub source ({declared.hub}); there "

@@ -16,7 +16,7 @@ from chemteb_eval.scoring.uncertainty import (
     paired_statistic_bootstrap,
     sign_flip_test,
 )
-from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits
+from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
 
 from .ranking import ModelResults, read_results, scan_results, task_evidence
 
@@ -74,9 +74,10 @@ class Comparison:
         return f"{better} is better (p = {p}, sign-flip test over {n} tasks)"
 
 
-def load_model(path: str | Path, bench: Benchmark) -> ModelResults:
+def load_model(path: str | Path, bench: Benchmark | str) -> ModelResults:
     """One model's results from its folder (``org__model``), a revision folder below it, or a
-    results root holding exactly one model."""
+    results root holding exactly one model. ``bench`` may be a name: it is looked up after the
+    folder is read, so ``Custom`` knows the tasks the folder recorded (task files)."""
     path = Path(path)
     if not path.is_dir():
         raise ValueError(f"results: {path} is not a folder.")
@@ -88,7 +89,7 @@ def load_model(path: str | Path, bench: Benchmark) -> ModelResults:
         scanned = scan_results([path])
     if len(scanned) != 1:
         raise ValueError(f"results: {path} holds {len(scanned)} models; pass one model's folder.")
-    return read_results(scanned, bench)[0]
+    return read_results(scanned, get_benchmark(bench) if isinstance(bench, str) else bench)[0]
 
 
 def _task_interval(

@@ -182,9 +182,20 @@ def _recorded_tasks(folder: Path, skipped: list[str]) -> list[Task]:
     found = []
     for path in sorted(folder.glob(f"*/*{TASK_FILE_SUFFIX}")):
         try:
-            found.append(read_recorded_task(path))
-        except (TaskFileError, OSError) as exc:
-            skipped.append(f"{path}: {exc}")
+            task = read_recorded_task(path)
+        except TaskFileError as exc:  # its message names the file
+            skipped.append(str(exc))
+            continue
+        except OSError as exc:
+            skipped.append(f"{path}: {exc.strerror or exc}")
+            continue
+        if task.name != path.name.removesuffix(TASK_FILE_SUFFIX):
+            skipped.append(
+                f"{path}: declares a task named {task.name!r}, not the one its file is named "
+                "after; left out (the run writes each task's declaration under its own name)."
+            )
+            continue
+        found.append(task)
     return found
 
 

@@ -740,8 +740,11 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     finally:
         report.encoding = engine.stats.to_dict()
         report.seconds = time.perf_counter() - started
-        if cache is not None:
-            cache.close()
+        try:
+            engine.close()  # the block in flight committed (after Ctrl-C too)
+        finally:
+            if cache is not None:
+                cache.close()
         if main:  # also after Ctrl-C or an error: what was done is recorded
             settings = {
                 "batch_size": batch_size,

@@ -55,7 +55,7 @@ _KEYS: tuple[str, ...] = ("name", "type", "description", "source", "splits", "tr
 _KEYS += ("columns", "main_score", "prompts", "license")
 _SOURCE_KEYS = ("path", "hub", "revision", "format")
 _SIDES = ("query", "document")
-_NAME = re.compile(r"[A-Za-z0-9_.()\-]{1,120}")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.()\-]{0,119}")
 _SPLIT = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -163,11 +163,15 @@ def task_files_in(paths: Iterable[str | Path]) -> list[Path]:
             found.append(path)
         else:
             raise TaskFileError(f"--task-file: {path} is not a file or a folder.")
-    return found
+    return list({p.resolve(): p for p in found}.values())  # a file named twice is read once
 
 
 def read_task_file(
-    path: str | Path, *, text: str | None = None, fingerprint: str | None = None
+    path: str | Path,
+    *,
+    text: str | None = None,
+    data: Mapping[str, Any] | None = None,
+    fingerprint: str | None = None,
 ) -> TaskFile:
     """Read and check one task file (``text``: its content, when already read;
     ``fingerprint``: its data's, when known, so the files are not read again).
@@ -177,14 +181,16 @@ def read_task_file(
             contradicts another.
     """
     path = Path(path)
-    data = _parse(path, text)
+    data = dict(data) if data is not None else _parse(path, text)
     where = f"{path}"
     unknown = [k for k in data if k not in _KEYS]
     if unknown:
         raise TaskFileError(f"{where}: unknown key {unknown[0]!r}; the keys are {list(_KEYS)}.")
     name = _text(data, "name", where, required=True)
     if not _NAME.fullmatch(name):
-        raise TaskFileError(f"{where}: name {name!r}: use letters, digits and _.()- only.")
+        raise TaskFileError(
+            f"{where}: name {name!r}: start with a letter or digit; then letters, digits, _.()-."
+        )
     type_ = _text(data, "type", where, required=True)
     if type_ not in KINDS or not KINDS[type_].file_columns:
         usable = [k for k, v in KINDS.items() if v.file_columns]
@@ -226,7 +232,11 @@ def read_task_file(
         written=(data.get("source") or {}).get("path"),
         hub=hub,
         revision=revision,
-        fingerprint=(fingerprint or fingerprint_files(source)) if source is not None else None,
+        fingerprint=(
+            (fingerprint or fingerprint_files(source, read_files(source, fmt, splits, train)))
+            if source is not None
+            else None
+        ),
     )
 
 
@@ -244,7 +254,7 @@ def read_recorded_task(path: str | Path) -> Task:
         raise TaskFileError(f"{path}: source is missing.")
     where = str(path)
     if "hub" in src:
-        return read_task_file(path, text=_dump(data)).to_task()
+        return read_task_file(path, data=data).to_task()
     fingerprint = src.get("fingerprint")
     if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
         raise TaskFileError(f"{where}: source.fingerprint {fingerprint!r} is not sha256:<16 hex>.")
@@ -253,14 +263,10 @@ def read_recorded_task(path: str | Path) -> Task:
         raise TaskFileError(f"{where}: source.format {fmt!r}; use one of {list(FORMATS)}.")
     # checked as a task file whose source is this very folder (it exists), then re-pointed
     checked = dict(data, source={"path": ".", "format": fmt})
-    declared = read_task_file(path, text=_dump(checked), fingerprint=fingerprint)
+    declared = read_task_file(path, data=checked, fingerprint=fingerprint)
     return replace(
         declared, written=src.get("path") if isinstance(src.get("path"), str) else None
     ).to_task()
-
-
-def _dump(data: Mapping[str, Any]) -> str:
-    return json.dumps(data)
 
 
 def _parse(path: Path, text: str | None) -> dict[str, Any]:
@@ -280,7 +286,9 @@ def _parse(path: Path, text: str | None) -> dict[str, Any]:
             import yaml
 
             data = yaml.safe_load(text)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise TaskFileError(f"{path}: nested too deeply to be a task file.") from None
+    except ValueError as exc:
         raise TaskFileError(f"{path}: not valid JSON ({exc}).") from None
     except Exception as exc:  # yaml.YAMLError and its line, without importing yaml up front
         raise TaskFileError(f"{path}: not valid YAML ({' '.join(str(exc).split())}).") from None
@@ -395,6 +403,8 @@ def _source(
     source = (path.parent / local).resolve()
     if not source.exists():
         raise TaskFileError(f"{where}: source.path {local!r}: {source} does not exist.")
+    if not source.is_file() and not source.is_dir():  # a FIFO would hang, a device never end
+        raise TaskFileError(f"{where}: source.path {local!r}: not a regular file or a folder.")
     return None, None, source, fmt or _infer_format(source, where)
 
 
@@ -424,11 +434,33 @@ def _infer_format(source: Path, where: str) -> str:
     )
 
 
-def fingerprint_files(source: Path) -> str:
-    """``sha256:`` + 16 hex digits over the relative names and bytes of every file under
-    ``source`` (or of the file itself), in sorted order: the same files give the same value on
-    any machine, and any changed byte another."""
-    files = [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+def read_files(source: Path, fmt: str, splits: tuple[str, ...], train: str | None) -> list[Path]:
+    """The files a run reads from ``source`` (those that exist): the split files of rows, BEIR's
+    three, or a Hub-layout folder's card and Parquet files — so results or notes kept in the
+    same folder never change the data's fingerprint."""
+    if source.is_file():
+        return [source]
+    wanted = [*splits, *([train] if train else [])]
+    if fmt == "beir":
+        names = ["corpus.jsonl", "queries.jsonl", *(f"qrels/{s}.tsv" for s in wanted)]
+        found = [source / n for n in names]
+    elif fmt == "hub":
+        found = [source / "README.md", *sorted(source.rglob("*.parquet"))]
+    else:
+        found = [source / f"{s}{_SUFFIXES[fmt]}" for s in wanted]
+    return [p for p in found if p.is_file()]
+
+
+_SUFFIXES = {fmt: suffix for suffix, fmt in _ROW_SUFFIXES.items()}
+
+
+def fingerprint_files(source: Path, files: list[Path] | None = None) -> str:
+    """``sha256:`` + 16 hex digits over the relative names and bytes of ``files`` (default
+    every file under ``source``, or the file itself), in sorted order: the same files give the
+    same value on any machine, and any changed byte another."""
+    if files is None:
+        files = [source] if source.is_file() else [p for p in source.rglob("*") if p.is_file()]
+    files = sorted(files)
     digest = hashlib.sha256()
     for file in files:
         name = file.name if source.is_file() else file.relative_to(source).as_posix()

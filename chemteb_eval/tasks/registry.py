@@ -123,17 +123,26 @@ def register_custom_tasks(tasks: Iterable[Task]) -> list[Task]:
         The tasks, as registered.
     """
     tasks = list(tasks)
-    builtin = {n for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
     for task in tasks:
         if task.collection != CUSTOM:
             raise ValueError(f"task: {task.name} is not a custom task (collection {CUSTOM!r}).")
-        if task.name in builtin:
-            raise ValueError(
-                f"name: {task.name!r} is a registered task's name; give your task another name."
-            )
+        check_custom_name(task.name)
     for task in tasks:
         _custom[task.name] = task
     return tasks
+
+
+def check_custom_name(name: str) -> str:
+    """``name`` unless a registered task has it, in any letter case (``chemteb run`` writes
+    ``{name}.json`` beside ChemTEB's files, and macOS and Windows fold case);
+    ``ValueError`` naming ``name`` otherwise."""
+    folded = {n.casefold(): n for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
+    if name.casefold() in folded:
+        raise ValueError(
+            f"name: {name!r} is the registered task {folded[name.casefold()]!r}'s name (letter "
+            "case aside); give your task another name."
+        )
+    return name
 
 
 def clear_custom_tasks() -> None:
