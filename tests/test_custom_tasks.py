@@ -471,7 +471,7 @@ def test_a_large_corpus_is_gathered_to_disk_and_scores_the_same(
     clear_custom_tasks()
     disk = _run(files, tmp_path / "disk")
     assert len(spilled) == 1 and isinstance(spilled[0], np.memmap)  # the 4-document corpus
-    assert not Path(spilled[0].filename).exists()  # removed once the task was scored
+    assert not Path(str(spilled[0].filename)).exists()  # removed once the task was scored
     a = json.loads((whole.results_dir / "SolventRetrieval.json").read_text())["scores"]
     b = json.loads((disk.results_dir / "SolventRetrieval.json").read_text())["scores"]
     assert a == b
