@@ -1,8 +1,17 @@
 """The CUDA paths, checked on a lent GPU (issue 16): fp16/bf16 encoding, batching on a GPU (fixed
 batches, the engine's default there, and token-budget batches forced), `--backend auto` choosing
-torch there, and the ONNX backend refusing CUDA.
+torch there, and the ONNX backend refusing CUDA. Issue 30 adds `pipeline`: for MiniLM and a
+BERT-base-sized encoder, texts/s of the engine (`chemteb run`'s: dedup, the pipelined host side,
+one copy back) against the model's forward pass alone on pre-tokenised batches, at the best
+batch size, in float32 and float16 (targets: engine >= 80% of forward-only; MiniLM float16 >=
+60,000 texts/s on an H200).
 
-    python benchmarks/gpu_check.py MODEL_FOLDER [--out gpu_check.json]
+    python benchmarks/gpu_check.py MODEL_FOLDER [--out gpu_check.json] [--device cuda]
+    python benchmarks/gpu_check.py MODEL_FOLDER --device cpu --texts 256   # the script itself
+
+The larger encoder is built by the script, not downloaded: BERT-base's architecture (12 layers,
+768-d, 110M parameters) with random weights and MiniLM's tokenizer (the same uncased vocabulary),
+mean-pooled: its speed is the architecture's, its vectors mean nothing.
 
 Needs only torch, sentence-transformers and numpy (a CUDA image has them; chemteb-eval's
 datasets-based rooms are not imported). MODEL_FOLDER is a sentence-transformers folder; the check
@@ -79,12 +88,114 @@ def timed(encoder: Any, corpus: list[str], batch_size: int = 64) -> tuple[float,
     return best, vectors
 
 
+def bert_base(minilm: str, folder: Path) -> str:
+    """A BERT-base-sized sentence encoder, random weights, saved to ``folder``."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(minilm)
+    BertModel(BertConfig(vocab_size=tokenizer.vocab_size)).save_pretrained(folder / "bert")
+    tokenizer.save_pretrained(folder / "bert")
+    word = models.Transformer(str(folder / "bert"), max_seq_length=256)
+    dim = getattr(word, "get_embedding_dimension", None) or word.get_word_embedding_dimension
+    pooling = models.Pooling(dim(), "mean")
+    SentenceTransformer(modules=[word, pooling]).save(str(folder / "st"))
+    return str(folder / "st")
+
+
+def forward_only(encoder: Any, corpus: list[str], batch_size: int, device: str) -> float:
+    """Texts/s of the model's forward pass alone: batches tokenised and moved beforehand."""
+    import torch
+    from sentence_transformers.util import batch_to_device
+
+    model = encoder.model
+    ordered = sorted(corpus, key=len, reverse=True)  # the engine's length order
+    batches = [
+        batch_to_device(model.preprocess(ordered[i : i + batch_size]), model.device)
+        for i in range(0, len(ordered), batch_size)
+    ]
+    best = float("inf")
+    for _ in range(3):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        started = time.perf_counter()
+        with torch.inference_mode():
+            for features in batches:
+                model(features)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        best = min(best, time.perf_counter() - started)
+    return len(corpus) / best
+
+
+def engine_rate(encoder: Any, corpus: list[str], batch_size: int, device: str) -> float:
+    import torch
+
+    from chemteb_eval.engine import EmbeddingEngine
+
+    best = float("inf")
+    for _ in range(3):
+        engine = EmbeddingEngine(encoder, None, batch_size=batch_size, progress=False)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        started = time.perf_counter()
+        engine.prefetch(("", t) for t in corpus)
+        engine.embed(corpus, "")
+        best = min(best, time.perf_counter() - started)
+    return len(corpus) / best
+
+
+def pipeline(model: str, corpus: list[str], device: str, sizes: tuple[int, ...]) -> dict[str, Any]:
+    """Engine against forward-only, per model and precision, at the best batch size."""
+    import tempfile
+
+    import torch
+
+    from chemteb_eval.models.sentence_transformers import SentenceTransformerEncoder
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        models_ = {
+            "all-MiniLM-L6-v2": model,
+            "bert-base (random weights)": bert_base(model, Path(tmp)),
+        }
+        precisions = ("float32", "float16") if device == "cuda" else ("float32",)
+        for name, folder in models_.items():
+            for precision in precisions:
+                encoder = SentenceTransformerEncoder(folder, device=device, precision=precision)
+                rates = {b: forward_only(encoder, corpus, b, device) for b in sizes}
+                best = max(rates, key=rates.__getitem__)
+                engine = engine_rate(encoder, corpus, best, device)
+                out[f"{name}/{precision}"] = {
+                    "pipelined": encoder.pipelined,
+                    "forward_only_texts_per_s": {str(b): round(r) for b, r in rates.items()},
+                    "best_batch": best,
+                    "engine_texts_per_s": round(engine),
+                    "engine_share_of_forward": round(engine / rates[best], 3),
+                }
+                del encoder
+                if device == "cuda":
+                    torch.cuda.empty_cache()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
     parser.add_argument("--out", type=Path, default=Path("gpu_check.json"))
+    parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--texts", type=int, default=4000)
     args = parser.parse_args()
     import torch
+
+    if args.device == "cpu":  # the script checked on a machine without a GPU: pipeline only
+        corpus = texts(args.texts)
+        report = {"device": "cpu", "pipeline": pipeline(args.model, corpus, "cpu", (16, 64))}
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        print(json.dumps(report, indent=2))
+        return
 
     from chemteb_eval.models import load_encoder
     from chemteb_eval.models.sentence_transformers import SentenceTransformerEncoder
@@ -129,6 +240,7 @@ def main() -> None:
         del encoder
         torch.cuda.empty_cache()
     report["runs"] = runs
+    report["pipeline"] = pipeline(args.model, corpus, "cuda", (64, 128, 256, 512, 1024))
     text = json.dumps(report, indent=2)
     args.out.write_text(text + "\n")
     print(text)

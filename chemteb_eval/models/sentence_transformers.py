@@ -127,6 +127,46 @@ class SentenceTransformerEncoder:
         docs/runner.md, "On a GPU")."""
         return bool(self.model.device.type == "cpu")
 
+    @property
+    def pipelined(self) -> bool:
+        """Whether the engine should tokenise the next batches on a host thread while this one
+        runs, and copy a block's vectors back once (``prepare`` / ``run`` / ``to_numpy``): on a
+        GPU, where the host is otherwise the bottleneck. On a CPU the model's arithmetic takes
+        both the cores and nothing would overlap, so ``encode`` is kept."""
+        return bool(self.model.device.type == "cuda")
+
+    def prepare(self, texts: list[str], *, prompt: str) -> tuple[Any, NDArray[np.int64]]:
+        """One batch tokenised on the host, exactly as ``model.encode`` tokenises it (its
+        length order, its prompt handling), and the order that puts the rows back."""
+        model = self.model
+        order = np.argsort([-model._input_length(t) for t in texts])
+        if model._can_flatten_inputs():
+            order = model._interleave_sorted_indices(order)
+        features = model.preprocess([texts[i] for i in order], prompt=prompt or None)
+        return features, np.argsort(order)
+
+    def run(self, prepared: tuple[Any, NDArray[np.int64]]) -> Any:
+        """The batch's sentence embeddings, left on the device (no copy, no synchronisation),
+        in the texts' order: ``model.encode``'s forward pass, step for step."""
+        import torch
+        from sentence_transformers.util import batch_to_device, truncate_embeddings
+
+        features, back = prepared
+        with torch.inference_mode():
+            out = self.model(batch_to_device(features, self.model.device))["sentence_embedding"]
+            if self.model.truncate_dim is not None:
+                out = truncate_embeddings(out, self.model.truncate_dim)
+            return out[torch.as_tensor(back, device=out.device)]
+
+    def to_numpy(self, outputs: list[Any]) -> NDArray[np.float32]:
+        """Batches' outputs (``run``) as one float32 array: one copy back to the host."""
+        import torch
+
+        joined = torch.cat(outputs)
+        if joined.dtype == torch.bfloat16:
+            joined = joined.float()
+        return np.asarray(joined.cpu().numpy(), dtype=np.float32)
+
     def token_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """Tokens the model reads for each text (prompt included, truncated as it truncates)."""
         tokenizer = self.model.tokenizer

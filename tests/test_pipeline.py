@@ -1,0 +1,124 @@
+"""The pipeline around the model (issue 30): the cache's writer thread and fast layout, and the
+pipelined encode path (host tokenisation ahead, one copy back) giving the very same vectors.
+~2 s; the MiniLM equality check ~15 s (slow)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+
+from .helpers.hashing_encoder import HashingEncoder
+
+TEXTS = [f"compound {i} " + "benzene ring " * (i % 17) for i in range(700)]
+
+
+def _engine(tmp_path: Path, encoder: Any, **kwargs: Any) -> tuple[EmbeddingEngine, EmbeddingCache]:
+    cache = EmbeddingCache(tmp_path / "cache", encoder.meta.name, encoder.meta.revision, "t")
+    return EmbeddingEngine(encoder, cache, progress=False, **kwargs), cache
+
+
+def test_the_writer_thread_commits_every_block_before_anything_is_read(tmp_path: Path) -> None:
+    encoder = HashingEncoder()
+    engine, cache = _engine(tmp_path, encoder)
+    engine.prefetch(("", t) for t in TEXTS)  # 700 texts: two blocks of 512 and 188
+    assert engine._inflight is None  # prefetch ends with everything committed
+    assert len(cache) == len(TEXTS)
+    got = engine.embed(TEXTS, "")
+    assert np.array_equal(got, encoder.encode(TEXTS, prompt="", batch_size=32))
+    engine.close()
+    cache.close()
+
+
+def test_a_new_cache_file_has_the_fast_layout_and_an_old_one_still_works(tmp_path: Path) -> None:
+    encoder = HashingEncoder()
+    engine, cache = _engine(tmp_path, encoder)
+    engine.prefetch(("", t) for t in TEXTS[:10])
+    engine.close()
+    cache.close()
+    with sqlite3.connect(cache.path) as db:
+        sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'emb'").fetchone()[0]
+        assert "WITHOUT ROWID" not in sql and "UNIQUE" in sql
+        assert db.execute("PRAGMA page_size").fetchone()[0] == 16384
+    # a file in the layout caches had before: read and written as it is
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{cache.path}{suffix}").unlink(missing_ok=True)
+    with sqlite3.connect(cache.path) as db:
+        db.execute("CREATE TABLE emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB) WITHOUT ROWID")
+    engine, cache = _engine(tmp_path, encoder)
+    engine.prefetch(("", t) for t in TEXTS[:10])
+    assert np.array_equal(
+        engine.embed(TEXTS[:10], ""), encoder.encode(TEXTS[:10], prompt="", batch_size=32)
+    )
+    engine.close()
+    cache.close()
+
+
+def test_a_writer_error_surfaces_at_the_next_block_not_never(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = HashingEncoder()
+    engine, cache = _engine(tmp_path, encoder)
+
+    def broken(*args: Any, **kwargs: Any) -> bool:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cache, "put", broken)
+    with pytest.raises(OSError, match="disk full"):
+        engine.prefetch(("", t) for t in TEXTS)
+    engine.close()
+    cache.close()
+
+
+def test_the_pipelined_path_is_the_same_calls(tmp_path: Path) -> None:
+    """The engine's pipelined path on an encoder that records its calls: the same batches,
+    the same prompts, the rows in order (the hashing encoder stands in for a GPU model)."""
+
+    class Pipelined(HashingEncoder):
+        pipelined = True
+
+        def prepare(self, texts: list[str], *, prompt: str) -> Any:
+            return list(texts), prompt
+
+        def run(self, prepared: Any) -> Any:
+            texts, prompt = prepared
+            return self.encode(texts, prompt=prompt, batch_size=len(texts))
+
+        def to_numpy(self, outputs: list[Any]) -> Any:
+            return np.concatenate(outputs).astype(np.float32)
+
+    plain, plain_cache = _engine(tmp_path / "a", HashingEncoder())
+    piped, piped_cache = _engine(tmp_path / "b", Pipelined())
+    for engine in (plain, piped):
+        engine.prefetch((p, t) for t in TEXTS for p in ("", "query: "))
+    for prompt in ("", "query: "):
+        assert np.array_equal(plain.embed(TEXTS, prompt), piped.embed(TEXTS, prompt))
+    assert piped.stats.encoded == plain.stats.encoded == 2 * len(TEXTS)
+    for engine, cache in ((plain, plain_cache), (piped, piped_cache)):
+        engine.close()
+        cache.close()
+
+
+@pytest.mark.slow
+def test_minilm_gives_the_same_vectors_pipelined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MiniLM through ``prepare``/``run``/``to_numpy`` (forced on, on this CPU) equals
+    ``model.encode`` bit for bit, batch for batch."""
+    from chemteb_eval.models import DEFAULT_MODEL, SentenceTransformerEncoder, load_encoder
+
+    encoder = load_encoder(DEFAULT_MODEL, device="cpu", log=lambda m: None)
+    assert isinstance(encoder, SentenceTransformerEncoder) and not encoder.pipelined
+    texts = TEXTS[:300]
+    plain = EmbeddingEngine(encoder, None, batch_size=32, progress=False)
+    plain.prefetch(("query: ", t) for t in texts)
+    expected = plain.embed(texts, "query: ")
+    monkeypatch.setattr(SentenceTransformerEncoder, "pipelined", property(lambda self: True))
+    piped = EmbeddingEngine(encoder, None, batch_size=32, progress=False)
+    piped.prefetch(("query: ", t) for t in texts)
+    assert np.array_equal(piped.embed(texts, "query: "), expected)
