@@ -429,36 +429,18 @@ def _clustering_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
     return {"default": out}
 
 
-def _pair_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
-    out: dict[str, dict[str, list[Any]]] = {}
-    for split, d in data.items():
-        assert isinstance(d, PairClassificationData)
-        out[split] = {
-            "sentence1": list(d.sentences1),
-            "sentence2": list(d.sentences2),
-            "labels": list(d.labels),
+def _columns(*pairs: tuple[str, str]) -> Callable[[Task, Mapping[str, SplitData]], Configs]:
+    """A type whose split data is parallel lists: each (Hub column, attribute) pair a column."""
+
+    def configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
+        return {
+            "default": {
+                split: {column: list(getattr(d, attr)) for column, attr in pairs}
+                for split, d in data.items()
+            }
         }
-    return {"default": out}
 
-
-def _bitext_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
-    out: dict[str, dict[str, list[Any]]] = {}
-    for split, d in data.items():
-        assert isinstance(d, BitextData)
-        out[split] = {"sentence1": list(d.sources), "sentence2": list(d.targets)}
-    return {"default": out}
-
-
-def _sts_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
-    out: dict[str, dict[str, list[Any]]] = {}
-    for split, d in data.items():
-        assert isinstance(d, StsData)
-        out[split] = {
-            "sentence1": list(d.sentences1),
-            "sentence2": list(d.sentences2),
-            "score": list(d.scores),
-        }
-    return {"default": out}
+    return configs
 
 
 def _retrieval_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
@@ -487,10 +469,12 @@ def _retrieval_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
 HUB_CONFIGS: Mapping[str, Callable[[Task, Mapping[str, SplitData]], Configs]] = {
     "Classification": _classification_configs,
     "Clustering": _clustering_configs,
-    "PairClassification": _pair_configs,
-    "BitextMining": _bitext_configs,
+    "PairClassification": _columns(
+        ("sentence1", "sentences1"), ("sentence2", "sentences2"), ("labels", "labels")
+    ),
+    "BitextMining": _columns(("sentence1", "sources"), ("sentence2", "targets")),
     "Retrieval": _retrieval_configs,
-    "STS": _sts_configs,
+    "STS": _columns(("sentence1", "sentences1"), ("sentence2", "sentences2"), ("score", "scores")),
 }
 
 
