@@ -122,3 +122,55 @@ def test_minilm_gives_the_same_vectors_pipelined(
     piped = EmbeddingEngine(encoder, None, batch_size=32, progress=False)
     piped.prefetch(("query: ", t) for t in texts)
     assert np.array_equal(piped.embed(texts, "query: "), expected)
+
+
+# -- what the outside attack on issue 30 found, fixed ----------------------------------------
+
+
+def test_a_full_disk_is_said_as_such_and_the_cache_kept(tmp_path: Path) -> None:
+    from chemteb_eval.errors import ChemtebError
+
+    encoder = HashingEncoder(dim=384)
+    cache = EmbeddingCache(tmp_path / "c", encoder.meta.name, encoder.meta.revision, "t")
+    keys = [f"k{i}" for i in range(600)]
+    vectors = np.ones((600, 384), dtype=np.float32)
+    assert cache.put(keys[:10], vectors[:10])
+    cache._db.execute(
+        f"PRAGMA max_page_count={cache._db.execute('PRAGMA page_count').fetchone()[0] + 2}"
+    )
+    with pytest.raises(ChemtebError, match="the disk is full") as caught:
+        cache.put(keys[10:], vectors[10:])
+    assert "rm " not in str(caught.value)
+    assert len(cache) == 10  # what was committed is kept
+    with pytest.raises(ValueError, match="one row a key"):
+        cache.put(["a", "b"], np.array([1.0, 2.0]))
+    cache.close()
+    with pytest.raises(ChemtebError, match="is closed"):
+        cache.lookup(["k1"])
+
+
+def test_a_read_only_cache_reads_the_rows_its_write_ahead_log_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    encoder = HashingEncoder(dim=16)
+    cache = EmbeddingCache(tmp_path / "c", encoder.meta.name, encoder.meta.revision, "t")
+    keys = [f"k{i}" for i in range(50)]
+    vectors = encoder.encode(keys, prompt="", batch_size=50)
+    cache.put(keys, vectors)
+    # a killed writer: the committed rows still in the -wal file, never checkpointed
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in ("", "-wal", "-shm"):
+        shutil.copy(f"{cache.path}{suffix}", copy / f"{cache.path.name}{suffix}")
+    cache.close()
+
+    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
+    with pytest.warns(UserWarning, match="read-only"):
+        reader = EmbeddingCache(copy, encoder.meta.name, encoder.meta.revision, "t")
+    assert reader.read_only and set(reader.lookup(keys)) == set(keys)
+    reader.close()

@@ -69,6 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The environment (token, network, data): one line that says what to do.
         _say(f"chemteb: {exc}")
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback from inside torch
+        _say(
+            "chemteb: interrupted; what was done is kept (result files, committed embeddings, "
+            "the run's record): the same command resumes."
+        )
+        return 130
     except BrokenPipeError:  # e.g. `chemteb list | head`
         # Reading stops early; point stdout at devnull so the interpreter exits quietly.
         sys.stdout = open(os.devnull, "w")

@@ -177,12 +177,25 @@ class EmbeddingCache:
     def _open_read_only(self) -> sqlite3.Connection:
         # immutable=1: no lock and no -shm file, which a read-only folder cannot hold; nobody
         # can be writing to a file in a folder that cannot be written.
-        uri = f"{self.path.resolve().as_uri()}?immutable=1"
-        try:
-            db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            _check_layout(db, tables=("emb",))
-        except (sqlite3.DatabaseError, _LayoutError) as exc:
-            raise _damaged(self.path, exc) from None
+        # A write-ahead log left by a killed writer holds committed rows that immutable=1 would
+        # not see: read-only mode reads it (when its index file can be had), else immutable.
+        base = self.path.resolve().as_uri()
+        modes = ["mode=ro", "immutable=1"] if Path(f"{self.path}-wal").exists() else []
+        modes = modes or ["immutable=1"]
+        for i, mode in enumerate(modes):
+            db = None
+            try:
+                db = sqlite3.connect(
+                    f"{base}?{mode}", uri=True, isolation_level=None, check_same_thread=False
+                )
+                _check_layout(db, tables=("emb",))
+                break
+            except (sqlite3.DatabaseError, _LayoutError) as exc:
+                if db is not None:
+                    db.close()
+                if i + 1 == len(modes):
+                    raise _damaged(self.path, exc) from None
+        assert db is not None
         self.read_only = True
         warnings.warn(
             f"embedding cache {self.path} is read-only: its vectors are used, new ones are "
@@ -195,6 +208,8 @@ class EmbeddingCache:
         try:
             with self._lock:
                 return self._db.execute(sql, params).fetchall()
+        except sqlite3.ProgrammingError as exc:  # used after close(): the caller's slip
+            raise ChemtebError(f"embedding cache {self.path} is closed ({exc}).") from None
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise
@@ -232,6 +247,8 @@ class EmbeddingCache:
         if self.read_only:
             return False
         matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+        if len(keys) and matrix.ndim != 2:
+            raise ValueError(f"put: vectors of shape {matrix.shape}; one row a key (2-D).")
         if len(matrix) != len(keys):
             raise ValueError(f"put: {len(keys)} keys for {len(matrix)} vectors.")
         dim = int(matrix.shape[1]) if matrix.ndim == 2 else 0
@@ -264,15 +281,26 @@ class EmbeddingCache:
                     )
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # SQLite undoes a transaction itself on some errors (a full disk): a second
+                # ROLLBACK would fail and hide the first error
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc):
                 raise
+            if "full" in str(exc):
+                raise ChemtebError(
+                    f"embedding cache {self.path}: the disk is full ({exc}); what was committed "
+                    "is kept: free some space, or set CHEMTEB_CACHE to a folder on another disk, "
+                    "or run with --no-cache."
+                ) from None
             if "readonly" not in str(exc) and "read-only" not in str(exc):
                 raise _damaged(self.path, exc) from None
             self.read_only = True  # e.g. the file itself is read-only: keep going in memory
             return False
+        except sqlite3.ProgrammingError as exc:
+            raise ChemtebError(f"embedding cache {self.path} is closed ({exc}).") from None
         except sqlite3.DatabaseError as exc:
             raise _damaged(self.path, exc) from None
         return True
