@@ -129,7 +129,7 @@ def add_run(sub: Subparsers) -> None:
         nargs="+",
         metavar="FILE",
         help="your own tasks, each declared in a YAML or JSON file (or a folder of them): run "
-        "alone, ranked apart as the Custom benchmark (docs/custom_tasks.md)",
+        "alone, ranked apart as the Custom benchmark (the README: Your own data as a task)",
     )
     runner.add_argument(
         "--output-dir", default="results", help="where result folders go (default: results)"
