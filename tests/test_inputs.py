@@ -271,3 +271,22 @@ def test_an_mteb_scores_name_that_is_not_a_file_is_said(tmp_path: Path) -> None:
     assert "holds no scores" in resolve_mteb_scores([root]).problem
     with pytest.raises(ValueError, match="holds no scores"):
         resolve_mteb_scores([root], tmp_path / MTEB_SCORES_FILE)
+
+
+def test_an_items_path_that_is_no_file_is_a_notice_and_coverage_names_its_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chemteb_eval.results.ranking import task_interval
+
+    from .test_adversarial_round2 import PIPCHEM, RETRIEVAL, _items_path, _write_model
+
+    root = tmp_path / "results"
+    _write_model(root, "org__best", 0.9, 1)
+    items = _items_path(root, "org__best")
+    items.unlink()
+    items.mkdir()  # a folder where the items file goes
+    (model,) = read_results([root], PIPCHEM)
+    task_interval(model, PIPCHEM, RETRIEVAL)
+    assert any("evidence left out" in s and "not a regular file" in s for s in model.skipped)
+    assert main(["compare-domains", str(root), "--min-mteb-coverage", "1.5"]) == 2
+    assert "--min-mteb-coverage: must be in (0, 1]" in capsys.readouterr().err

@@ -354,6 +354,8 @@ def _cmd_compare_domains(args: argparse.Namespace) -> int:
     from chemteb_eval.results.inputs import MTEB_SCORES_FILE, resolve_mteb_scores
     from chemteb_eval.results.ranking import read_results
 
+    if not 0 < args.min_mteb_coverage <= 1:  # before any file is read
+        raise ValueError(f"--min-mteb-coverage: must be in (0, 1], got {args.min_mteb_coverage}.")
     found = resolve_mteb_scores(args.results, args.mteb_scores, args.mteb_results or ())
     if found.scores is None:
         named = f"{found.path} is not readable ({found.problem})" if found.problem else "not given"

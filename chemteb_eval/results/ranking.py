@@ -619,8 +619,8 @@ def _checked_evidence(
     if len(splits) * len(task.subsets) != 1 or file is None or file.path is None:
         return None
     path = items_path(file.path)
-    if not path.is_file():
-        return None
+    if not path.exists() and not path.is_symlink():
+        return None  # no items written: nothing to say (a folder, FIFO or link: read_items says)
     try:
         score = file.score(key, splits, task.subset_weight_key)
         if score is None:
