@@ -328,8 +328,9 @@ def _records(task: Task, path: Path, what: str) -> dict[str, str]:
     if not path.is_file():
         raise CustomDataError(f"{task.name}: {path} is not there (BEIR's {what} file).")
     out: dict[str, str] = {}
+    id_column, text_column = _column(task, "id"), _column(task, "text")  # once, not per line
     for where, row in _nonempty(task, path, rows_of(path, "jsonl")):
-        raw = row.get("_id", row.get(_column(task, "id")))
+        raw = row.get("_id", row.get(id_column))
         if isinstance(raw, bool) or not isinstance(raw, (str, int)) or str(raw) == "":
             raise CustomDataError(f"{where}: no _id (each {what} line needs its id).")
         key = str(raw)
@@ -338,7 +339,7 @@ def _records(task: Task, path: Path, what: str) -> dict[str, str]:
         title = row.get("title") or ""
         if not isinstance(title, str):
             raise CustomDataError(f"{where}: title is {type(title).__name__}, not text.")
-        body = row.get(_column(task, "text"))
+        body = row.get(text_column)
         if not isinstance(body, str):
             raise CustomDataError(f"{where}: text is {type(body).__name__}, not text.")
         text = f"{title} {body}".strip()
