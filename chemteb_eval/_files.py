@@ -1,8 +1,10 @@
-"""Files written so that a reader sees the old one or the new one, never half of one: a leaf
-module every room may use (results, ChemBench reports, run metadata)."""
+"""Files written so that a reader sees the old one or the new one, never half of one, and the
+readers' shared checks (JSON that fails only with ``ValueError``, the line of a byte that is not
+UTF-8): a leaf module every room may use (results, ChemBench reports, run metadata)."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import stat
@@ -13,6 +15,7 @@ from typing import Any
 __all__ = [
     "append_json_line",
     "csv_safe",
+    "first_non_utf8",
     "parse_json",
     "read_json_lines",
     "shared_mode",
@@ -34,6 +37,47 @@ def parse_json(data: str | bytes) -> Any:
         return json.loads(data)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+
+
+_SCAN_BLOCK = 1 << 16  # bytes read at a time by first_non_utf8
+
+
+def first_non_utf8(path: Path) -> tuple[int, str] | None:
+    """The line (from 1) of the first byte of ``path`` that is not UTF-8, and the decoder's
+    reason; ``None`` when every byte is UTF-8 (or the file can no longer be read).
+
+    For a reader whose text stream raised ``UnicodeDecodeError``: the stream decodes in blocks,
+    so the line it was on (``csv``'s ``line_num``) is not the line of the byte, and the error's
+    offset is into a block. Lines end as text files and ``csv`` count them (``\\n``, ``\\r\\n``
+    or a lone ``\\r``); a byte-order mark is UTF-8. Read again in blocks: a large file costs one.
+    """
+    if not path.is_file():  # read once already; a FIFO opened again would wait for a writer
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    ends, after_cr = 0, False
+    try:
+        with path.open("rb") as handle:
+            while True:
+                block = handle.read(_SCAN_BLOCK)
+                try:
+                    decoder.decode(block, final=not block)
+                except UnicodeDecodeError as exc:
+                    # exc.object: the bytes held back (a character cut by the last block's
+                    # end, so no line end among them), then this block
+                    return ends + _line_ends(exc.object[: exc.start], after_cr) + 1, exc.reason
+                if not block:
+                    return None
+                ends += _line_ends(block, after_cr)
+                after_cr = block.endswith(b"\r")
+    except OSError:
+        return None
+
+
+def _line_ends(data: bytes, after_cr: bool) -> int:
+    """Line ends in ``data``: each ``\\n``, ``\\r\\n`` or lone ``\\r`` (``after_cr``: the data
+    before ended with ``\\r``, so a ``\\n`` first completes that ``\\r\\n``, no new end)."""
+    count = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+    return count - 1 if after_cr and data.startswith(b"\n") else count
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:

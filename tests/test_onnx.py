@@ -96,8 +96,10 @@ def test_engine_uses_budgets_for_local_models_and_counts_for_apis() -> None:
         got = engine.embed(texts, "")
         assert np.array_equal(got[:, 0], [len(t) for t in texts])  # rows back in order
         tokens[name] = engine.stats.tokens
-    # distinct texts only: "w " once and "w " * 30 once (median 15 tokens: budget 60 fits both)
-    assert api.calls == [2] and local.calls == [2]
+    # distinct texts only: "w " once and "w " * 30 once; the API in one batch, the local model
+    # in one call per token length (issue 35: no padding), each filled to 64 positions (the
+    # 30-token text runs as 3 rows, the 1-token one as 64)
+    assert api.calls == [2] and local.calls == [3, 64]
     assert tokens == {"local": 31, "api": None}  # token statistics from the same lengths
 
 
@@ -116,9 +118,9 @@ def test_engine_budget_batches_many_texts() -> None:
     local = _Recorder(counts_tokens=True)
     engine = EmbeddingEngine(local, None, batch_size=4, progress=False)  # type: ignore[arg-type]
     engine.prefetch(("", t) for t in texts)
-    # median 2 tokens: budget 8; the three 41-token texts alone, then 57 two-token texts in
-    # batches of 4 (8 // 2), and the 16 x 4 cap never binds
-    assert local.calls == [1, 1, 1] + [4] * 14 + [1]
+    # one call per token length (issue 35): the three 41-token texts together (filled to 64
+    # positions: 2 rows would do, 3 are there), then the 57 two-token texts in one call
+    assert local.calls == [3, 57]
     assert np.array_equal(engine.embed(texts, "")[:, 0], [len(t) for t in texts])
 
 

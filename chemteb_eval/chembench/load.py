@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chemteb_eval._files import first_non_utf8
 from chemteb_eval.errors import ChemtebError
 
 from .questions import Question, keyword_problems
@@ -65,7 +66,12 @@ def _load_folder(root: Path, out: QuestionSet) -> None:
 
 
 def _load_file(path: Path, out: QuestionSet) -> None:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:  # its message names neither the file nor the line
+        found = first_non_utf8(path)
+        at, reason = (f"{path}:{found[0]}", found[1]) if found else (f"{path}", exc.reason)
+        raise ValueError(f"questions: {at}: not UTF-8 text ({reason}); save it as UTF-8.") from None
     if path.suffix == ".jsonl":
         for n, line in enumerate(text.splitlines(), start=1):
             if line.strip():

@@ -582,16 +582,37 @@ def _on_scale(found: re.Match[str] | None) -> float | None:
     return value if 1 <= value <= 5 else None
 
 
+# Where the clause of a "Confidence: 4" statement ends: a line, a tag, a bracket, a comma or
+# semicolon, or a sentence's end (a full stop before a space: "3.5" goes on).
+_CLAUSE_END = re.compile(r"[\n\[<(,;!?]|\.(?=\s|$)")
+_PERCENT = re.compile(r"%|\bper\s?cent\b", re.IGNORECASE)
+
+
+def _alone(text: str, found: re.Match[str]) -> bool:
+    """Whether a "Confidence: 4" statement's number is the only number of its clause: one
+    followed by more ("3-4", "3 to 4", "5 of the 6 options") is a range or a count, and one
+    after a percentage ("95% confidence: 5") answers another question; reading the first number
+    of either would be a guess (the tag form is whole or nothing already)."""
+    starts = [m.end() for m in _CLAUSE_END.finditer(text, 0, found.start())]
+    before = text[starts[-1] if starts else 0 : found.start()]
+    end = _CLAUSE_END.search(text, found.end())
+    after = text[found.end() : end.start() if end else len(text)]
+    return not re.search(r"\d", after) and not _PERCENT.search(before + after)
+
+
 def extract_confidence(text: str) -> float | None:
     """A stated confidence on the 1-5 scale: inside ``[CONFIDENCE]...[/CONFIDENCE]`` (or
     ``<CONFIDENCE>``) tags, else after "Confidence:" / "confidence level is"; ``4``, ``4/5``,
     ``4 out of 5``, ``**4**``. ``None`` when there is none, when it is outside 1-5 (``1e3``),
-    on another scale (``4/10``), or when the completion states two different ones."""
+    on another scale (``4/10``), a range or a count (``3-4``, ``5 of the 6``) or after a
+    percentage (``95% confidence: 5``), or when the completion states two different ones."""
     bodies = [m.group(1) for m in _CONFIDENCE_TAG.finditer(text)]
     if bodies:
         found = [_on_scale(_CONFIDENCE_VALUE.match(body)) for body in bodies]
     else:
-        found = [_on_scale(m) for m in _CONFIDENCE_PHRASE.finditer(text)]
+        found = [
+            _on_scale(m) if _alone(text, m) else None for m in _CONFIDENCE_PHRASE.finditer(text)
+        ]
     # One unreadable statement among readable ones is still a doubt about which one is meant.
     if not found or None in found or len(set(found)) != 1:
         return None

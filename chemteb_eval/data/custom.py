@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from chemteb_eval._files import first_non_utf8
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.tasks import Task
 
@@ -108,7 +109,15 @@ def rows_of(path: Path, fmt: str) -> list[Row]:
     except OSError as exc:
         raise CustomDataError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     except UnicodeDecodeError as exc:
-        raise CustomDataError(f"{path}: not UTF-8 text ({exc.reason}).") from None
+        raise _not_utf8(path, exc) from None
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> CustomDataError:
+    """A file that is not UTF-8, named with the line of its first bad byte (a text stream
+    decodes in blocks: the line it was reading is not that byte's)."""
+    found = first_non_utf8(path)
+    at, reason = (f"{path}:{found[0]}", found[1]) if found else (f"{path}", exc.reason)
+    return CustomDataError(f"{at}: not UTF-8 text ({reason}); save the file as UTF-8.")
 
 
 def _csv_rows(path: Path) -> Iterator[Row]:
@@ -355,32 +364,41 @@ def _qrels(
     if not path.is_file():
         raise CustomDataError(f"{task.name}: {path} is not there (the split's judgements).")
     qrels: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.rstrip("\r\n").split("\t")
-            if not line.strip() or (number == 1 and fields[:2] == ["query-id", "corpus-id"]):
-                continue
-            where = f"{path}:{number}"
-            if len(fields) != 3:
-                raise CustomDataError(
-                    f"{where}: {len(fields)} fields; a qrel is query-id, "
-                    "corpus-id, score (tab-separated)."
-                )
-            qid, did, grade = fields
-            if qid not in queries:
-                raise CustomDataError(f"{where}: query {qid!r} is not in queries.jsonl.")
-            if did not in corpus:
-                raise CustomDataError(f"{where}: document {did!r} is not in corpus.jsonl.")
-            try:
-                value = int(grade)
-            except ValueError:
-                value = -1
-            if value < 0:
-                raise CustomDataError(f"{where}: score {grade!r}; a grade is an integer >= 0.")
-            if did in qrels.get(qid, {}):
-                raise CustomDataError(f"{where}: query {qid!r}, document {did!r} judged twice.")
-            qrels.setdefault(qid, {})[did] = value
+    for where, fields in _qrel_lines(path):
+        if len(fields) != 3:
+            raise CustomDataError(
+                f"{where}: {len(fields)} fields; a qrel is query-id, corpus-id, score "
+                "(tab-separated)."
+            )
+        qid, did, grade = fields
+        if qid not in queries:
+            raise CustomDataError(f"{where}: query {qid!r} is not in queries.jsonl.")
+        if did not in corpus:
+            raise CustomDataError(f"{where}: document {did!r} is not in corpus.jsonl.")
+        try:
+            value = int(grade)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise CustomDataError(f"{where}: score {grade!r}; a grade is an integer >= 0.")
+        if did in qrels.get(qid, {}):
+            raise CustomDataError(f"{where}: query {qid!r}, document {did!r} judged twice.")
+        qrels.setdefault(qid, {})[did] = value
     return qrels
+
+
+def _qrel_lines(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """``(file:line, fields)`` of each line of a qrels TSV but blank ones and the header."""
+    try:
+        with path.open(encoding="utf-8-sig") as handle:
+            for number, line in enumerate(handle, start=1):
+                fields = line.rstrip("\r\n").split("\t")
+                if line.strip() and not (number == 1 and fields[:2] == ["query-id", "corpus-id"]):
+                    yield f"{path}:{number}", fields
+    except OSError as exc:
+        raise CustomDataError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, exc) from None
 
 
 def _beir(task: Task, source: Path, split: str, log: Callable[[str], None] | None) -> RetrievalData:

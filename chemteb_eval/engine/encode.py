@@ -16,7 +16,14 @@ from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, check_batch_si
 from .cache import EmbeddingCache, text_key
 from .distributed import distributed_state, finish, gather_to_main
 
-__all__ = ["EmbeddingEngine", "EncodeStats", "token_budget_batches"]
+__all__ = [
+    "EmbeddingEngine",
+    "EncodeStats",
+    "call_rows",
+    "equal_length_batches",
+    "rows_per_call",
+    "token_budget_batches",
+]
 
 # A token-budget batch holds at most this many times batch_size texts (short names): beyond it
 # a CPU forward pass gains nothing and memory grows.
@@ -49,6 +56,46 @@ def token_budget_batches(lengths: list[int], batch_size: int) -> list[range]:
         size = min(max(budget // longest, 1), most, len(lengths) - start)
         batches.append(range(start, start + size))
         start += size
+    return batches
+
+
+# Local models on a CPU run calls of one token length, never padded, each of at least
+# MIN_CALL_TOKENS positions (a shorter call is filled with repeats of its own texts, their
+# outputs dropped). Why: padding moved MiniLM's vectors by up to 1.5e-7 (a batch's longest text
+# set its shape), and so did a call of one or two rows of 3-9 tokens (another GEMM kernel for so
+# few rows: measured, not assumed), so a text's vector depended on which texts shared its run:
+# PipChemWikiTopicClassification scored 0.728549 alone and 0.728393 in the seven-task run, and
+# the cache served whichever came first. Calls of one length and at least 64 positions gave the
+# same bits for every row count on 1,500 PipChem texts (as calls of one fixed shape per length,
+# which cost 3x); measured cost against the padded batches: docs/runner.md.
+TOKENS_PER_CALL = 2048
+MAX_ROWS_PER_CALL = 256
+MIN_CALL_TOKENS = 64
+
+
+def rows_per_call(length: int) -> int:
+    """The most texts of ``length`` tokens in one call (about ``TOKENS_PER_CALL`` positions)."""
+    return max(1, min(MAX_ROWS_PER_CALL, TOKENS_PER_CALL // max(length, 1)))
+
+
+def call_rows(length: int, texts: int) -> int:
+    """The rows a call of ``texts`` texts of ``length`` tokens runs: the texts, filled up to
+    ``MIN_CALL_TOKENS`` positions."""
+    return max(texts, -(-MIN_CALL_TOKENS // max(length, 1)))
+
+
+def equal_length_batches(lengths: list[int]) -> list[range]:
+    """Texts sorted longest first, cut into batches of one token length each, at most
+    ``rows_per_call(length)`` texts each (the engine fills a call to ``call_rows``)."""
+    batches: list[range] = []
+    start = 0
+    while start < len(lengths):
+        stop = start
+        while stop < len(lengths) and lengths[stop] == lengths[start]:
+            stop += 1
+        step = rows_per_call(lengths[start])
+        batches += [range(i, min(i + step, stop)) for i in range(start, stop, step)]
+        start = stop
     return batches
 
 
@@ -99,6 +146,11 @@ class EmbeddingEngine:
         self.stats = EncodeStats()
         self.redo_seconds = 0.0  # spent in embed() re-encoding damaged cache rows
         self._memory: dict[str, NDArray[np.float32]] = {}
+        self._seen: set[str] = set()  # keys prefetch has counted (stats count each once)
+        # the keys prefetch counted in cache_hits and embed() has not yet read: only these may
+        # be taken back from that count when their rows turn out damaged (a key prefetch never
+        # saw, or one it encoded, was never counted there, so the count cannot go below zero)
+        self._hits: set[str] = set()
         # the block the writer thread is committing (``_store``), readable until it is done
         self._writer: Any = None
         self._inflight: Any = None
@@ -124,10 +176,16 @@ class EmbeddingEngine:
         for prompt, text in requests:
             self.stats.requested += 1
             unique.setdefault(text_key(prompt, text), (prompt, text))
-        self.stats.unique += len(unique)
-        keys = [k for k in unique if k not in self._memory]
+        # counted once per run, however many prefetches ask (the runner asks task by task
+        # where the backend's vectors depend on their batch)
+        fresh = [k for k in unique if k not in self._seen]
+        self._seen.update(fresh)
+        self.stats.unique += len(fresh)
+        keys = [k for k in fresh if k not in self._memory]
         todo = self.cache.missing(keys) if self.cache is not None else keys
-        self.stats.cache_hits += len(unique) - len(todo)
+        self.stats.cache_hits += len(fresh) - len(todo)
+        missing = set(todo)
+        self._hits.update(k for k in keys if k not in missing)
         # One global order, the same on every rank: by prompt, longest texts first.
         todo.sort(key=lambda k: (unique[k][0], -len(unique[k][1])))
         bar = tqdm(
@@ -183,14 +241,15 @@ class EmbeddingEngine:
         for prompt, group in by_prompt.items():
             batches = self._batches(group, unique, prompt)
             if pipelined:
-                self._encode_pipelined(batches, unique, prompt, bar, out, cost)
+                self._encode_pipelined([b for b, _ in batches], unique, prompt, bar, out, cost)
                 continue
-            for batch in batches:
+            for batch, rows in batches:
                 t0 = time.perf_counter()
+                texts = [unique[k][1] for k in batch]
+                # filled to MIN_CALL_TOKENS positions with its own texts (outputs dropped)
+                texts += [texts[i % len(texts)] for i in range(rows - len(texts))]
                 # One model call per batch (the batch is already sized for the model).
-                vectors = self.encoder.encode(
-                    [unique[k][1] for k in batch], prompt=prompt, batch_size=len(batch)
-                )
+                vectors = self.encoder.encode(texts, prompt=prompt, batch_size=rows)[: len(batch)]
                 elapsed = time.perf_counter() - t0
                 self.stats.seconds += elapsed
                 self.stats.encoded += len(batch)
@@ -252,25 +311,46 @@ class EmbeddingEngine:
 
     def _batches(
         self, group: list[str], unique: dict[str, tuple[str, str]], prompt: str
-    ) -> list[list[str]]:
-        """The model calls for one prompt's texts, longest first: token-budget batches where the
-        backend asks for them (local models on a CPU), else ``batch_size`` texts each (GPUs;
-        APIs, which limit inputs per request). Backends that count tokens are sorted by token
-        count, and give the token statistics (outside the timed region)."""
+    ) -> list[tuple[list[str], int]]:
+        """The model calls for one prompt's texts, longest first, each with the rows it runs:
+        equal-length batches of a fixed shape where the backend counts tokens on a CPU
+        (``equal_length_batches``), else ``batch_size`` texts each (GPUs; APIs, which limit
+        inputs per request). Backends that count tokens are sorted by token count, and give
+        the token statistics (outside the timed region)."""
         lengths_of = getattr(self.encoder, "token_lengths", None)
+        step = self.batch_size
         if lengths_of is None:
             group.sort(key=lambda k: -len(unique[k][1]))
-            step = self.batch_size
-            return [group[i : i + step] for i in range(0, len(group), step)]
+            return [
+                (group[i : i + step], len(group[i : i + step])) for i in range(0, len(group), step)
+            ]
         lengths = lengths_of([unique[k][1] for k in group], prompt=prompt)
         self.stats.tokens = (self.stats.tokens or 0) + int(sum(lengths))
         order = sorted(range(len(group)), key=lambda i: (-lengths[i], -len(unique[group[i]][1])))
         ranked = [group[i] for i in order]
         if not getattr(self.encoder, "token_budget", True):
-            step = self.batch_size
-            return [ranked[i : i + step] for i in range(0, len(ranked), step)]
-        sizes = token_budget_batches([lengths[i] for i in order], self.batch_size)
-        return [ranked[r.start : r.stop] for r in sizes]
+            return [
+                (ranked[i : i + step], len(ranked[i : i + step]))
+                for i in range(0, len(ranked), step)
+            ]
+        sizes = equal_length_batches([lengths[i] for i in order])
+        return [
+            (ranked[r.start : r.stop], call_rows(lengths[order[r.start]], len(r))) for r in sizes
+        ]
+
+    @property
+    def batch_invariant(self) -> bool:
+        """Whether a text's vector is the same whatever other texts the run holds: an encoder
+        that says so itself (static models embed text by text), else one batched by equal token
+        lengths (local models on a CPU: ``equal_length_batches``). Not a GPU (its kernels are
+        chosen by matrix shape) nor an API (its server batches as it likes): the runner then
+        encodes each task's texts in batches of their own."""
+        said = getattr(self.encoder, "batch_invariant", None)
+        if said is not None:
+            return bool(said)
+        return getattr(self.encoder, "token_lengths", None) is not None and bool(
+            getattr(self.encoder, "token_budget", True)
+        )
 
     def _store(
         self,
@@ -353,11 +433,13 @@ class EmbeddingEngine:
                 vectors, seconds = self._encode(redo, unique, bar)
             self._store(redo, vectors, seconds, replace=True)
             self.flush()  # committed before the caller goes on (and may close the cache)
-            # counted as hits by prefetch, encoded after all: the counts and the caller's
-            # timing (scoring time excludes this encoding, which the vectors' costs carry)
-            self.stats.cache_hits -= len(redo)
+            # those prefetch counted as hits were encoded after all (_encode counted them in
+            # `encoded`); and the caller's timing (scoring time excludes this encoding, which
+            # the vectors' costs carry)
+            self.stats.cache_hits -= len(self._hits.intersection(redo))
             self.redo_seconds += float(sum(seconds))
             have.update(zip(redo, vectors, strict=True))
+        self._hits.difference_update(keys)  # read now, sound or encoded again: settled
         return np.stack([have[k] for k in keys])
 
     def embed_to_file(

@@ -103,7 +103,13 @@ class ModelMeta:
 
 
 class Encoder(Protocol):
-    """What the engine needs from a model backend."""
+    """What the engine needs from a model backend.
+
+    Optional attributes the engine reads when a backend has them: ``token_lengths(texts,
+    prompt=)`` (token counts: batches by equal length, token statistics), ``token_budget``
+    (``False``: fixed batches, as on a GPU), ``batch_invariant`` (``True`` where a text's vector
+    never depends on its batch, e.g. static models), ``pipelined`` with ``prepare``/``run``/
+    ``to_numpy`` (the GPU path)."""
 
     meta: ModelMeta
 

@@ -23,6 +23,9 @@ class Model2VecEncoder:
         name: a Hub id or a local folder saved with ``StaticModel.save_pretrained``.
     """
 
+    # a text's vector is the mean of its own tokens' rows: no batch changes it
+    batch_invariant = True
+
     def __init__(self, name: str) -> None:
         ModelSpec("model2vec", name).require()
         folder = local_folder(name)
@@ -74,6 +77,9 @@ class WordVectorEncoder:
         name: the model's name for results.
         source: where the vectors came from.
     """
+
+    # a text's vector is the mean of its own words' vectors: no batch changes it
+    batch_invariant = True
 
     # a text none of whose words is known encodes as a row of NaN: the engine's cache keeps
     # such rows for this encoder (for any other model a NaN row is damage)

@@ -76,6 +76,19 @@ class TransformersEncoder:
     def prompt(self, task_type: str, role: Role | None) -> str:
         return convention_prompt(self.meta.name, task_type, role)
 
+    @property
+    def token_budget(self) -> bool:
+        """Batches packed by equal token lengths on a CPU (no padding: a text's vector does not
+        depend on its batch); fixed batches on a GPU (as sentence-transformers')."""
+        return bool(self.device.type == "cpu")
+
+    def token_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
+        """Tokens the model reads for each text (prompt included, truncated as ``encode``)."""
+        ids = self.tokenizer(
+            [prompt + t for t in texts], truncation=True, max_length=self.max_length
+        )["input_ids"]
+        return [len(x) for x in ids]
+
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         import torch
 

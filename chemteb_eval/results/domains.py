@@ -28,6 +28,7 @@ from chemteb_eval.tasks import Benchmark, benchmark_tasks
 from chemteb_eval.tasks.kinds import kind as task_kind
 
 from .correlations import spearman, spearman_rows
+from .inputs import not_utf8_row
 from .ranking import ModelResults, scan_results
 
 __all__ = [
@@ -104,11 +105,8 @@ def read_mteb_csv(path: str | Path) -> MtebScores:
             raise ValueError(
                 f"{path}: line {rows.line_num}: not a readable CSV row ({exc})."
             ) from None
-        except UnicodeDecodeError as exc:  # decoded in blocks: the byte, not the line, is known
-            raise ValueError(
-                f"{path}: not a readable CSV row: not UTF-8 text (byte {exc.start} of a block "
-                f"read after line {rows.line_num})."
-            ) from None
+        except UnicodeDecodeError as exc:  # decoded in blocks: line_num is not the byte's line
+            raise ValueError(not_utf8_row(Path(path), exc)) from None
     return out
 
 

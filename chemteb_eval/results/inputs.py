@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chemteb_eval._files import first_non_utf8
+
 if TYPE_CHECKING:
     from .domains import MtebScores
 
@@ -27,6 +29,7 @@ __all__ = [
     "find_beside",
     "model_name",
     "model_table_paths",
+    "not_utf8_row",
     "read_model_table",
     "read_model_tables",
     "resolve_mteb_scores",
@@ -60,11 +63,21 @@ def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
                 table[row["model_id"]] = row
                 if row.get("results_dir"):
                     table[row["results_dir"]] = row
-        except (csv.Error, UnicodeDecodeError) as exc:  # a 131k-character field, bad bytes
+        except csv.Error as exc:  # a 131k-character field, a stray NUL
             raise ValueError(
                 f"model_table: {path}: line {reader.line_num}: not a readable CSV row ({exc})."
             ) from None
+        except UnicodeDecodeError as exc:  # decoded in blocks: line_num is not the byte's line
+            raise ValueError(f"model_table: {not_utf8_row(path, exc)}") from None
     return table
+
+
+def not_utf8_row(path: Path, exc: UnicodeDecodeError) -> str:
+    """``{path}: line N: not a readable CSV row (not UTF-8 ...)``, N the line of the first bad
+    byte (the CSV readers' message, one line)."""
+    found = first_non_utf8(path)
+    at, reason = (f"{path}: line {found[0]}", found[1]) if found else (f"{path}", exc.reason)
+    return f"{at}: not a readable CSV row (not UTF-8 text: {reason}); save the file as UTF-8."
 
 
 def find_beside(roots: Iterable[str | Path], name: str) -> list[Path]:

@@ -296,6 +296,22 @@ def requests(
                         yield prompt, text
 
 
+def _prefetch(
+    engine: EmbeddingEngine, encoder: Encoder, plan: Plan, loaded: dict[str, TaskData]
+) -> None:
+    """Encode every text the loaded tasks need: all at once where a text's vector does not
+    depend on its batch (``engine.batch_invariant``), else task by task in the plan's order, so
+    that a task's texts share batches only with each other (what the task alone would do; a
+    text another task encoded first is still served from the cache)."""
+    tasks = {t.name: t for t in plan.tasks}
+    if engine.batch_invariant:
+        engine.prefetch(requests(encoder, tasks, loaded))
+        return
+    for task in plan.tasks:
+        if task.name in loaded:
+            engine.prefetch(requests(encoder, tasks, {task.name: loaded[task.name]}))
+
+
 def task_keys(encoder: Encoder, task: Task, data: TaskData) -> set[str]:
     """The cache keys of every (prompt, text) a task has embedded."""
     return {
@@ -733,7 +749,7 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     )
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     try:
-        engine.prefetch(requests(encoder, {t.name: t for t in plan.tasks}, loaded))
+        _prefetch(engine, encoder, plan, loaded)
         if main:
             context = ScoreContext(encoder, batch_size, progress, beta)
             _evaluate_all(plan, loaded, engine, context, out_dir, report, log)

