@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,9 +58,17 @@ def read_custom(
     source: str | Path | None,
     *,
     log: Callable[[str], None] | None = None,
+    scored: Callable[[str], None] | None = None,
 ) -> TaskData:
-    """The data of a task declared by a task file, from its files at ``source``."""
+    """The data of a task declared by a task file, from its files at ``source``.
+
+    The files are read once: copied into a private folder while their bytes are hashed, and
+    parsed from the copy, so the fingerprint ``scored`` receives names exactly the bytes scored
+    (a file edited while the model loaded is scored as it was copied, and named so). The copy
+    goes when the data is read."""
     import yaml
+
+    from chemteb_eval.tasks.custom import read_files, snapshot
 
     if source is None:
         raise ChemtebError(
@@ -69,6 +78,23 @@ def read_custom(
     declared = yaml.safe_load(task.definition) if task.definition else {}
     fmt = (declared.get("source") or {}).get("format", "hub") if declared else "hub"
     path = Path(source)
+    files = read_files(path, fmt, tuple(splits), task.train_split)
+    with tempfile.TemporaryDirectory(prefix="chemteb-task-") as tmp:
+        # named by content: datasets' cache of a Hub-layout copy is then found again
+        copy, fingerprint = snapshot(path, files, Path(tmp) / "data")
+        if scored is not None:
+            scored(fingerprint)
+        if task.revision and fingerprint != task.revision and log is not None:
+            log(
+                f"{task.name}: its files changed after the task file was read ({task.revision} "
+                f"-> {fingerprint}); the files as read now are scored, and named by {fingerprint}."
+            )
+        return _read(task, splits, copy, fmt, log)
+
+
+def _read(
+    task: Task, splits: Sequence[str], path: Path, fmt: str, log: Callable[[str], None] | None
+) -> TaskData:
     if fmt == "hub":
         from .loader import HUB_LOADERS
 

@@ -329,6 +329,7 @@ def load_task(
     splits: Sequence[str] | None = None,
     data_path: str | Path | None = None,
     log: Callable[[str], None] | None = None,
+    scored: Callable[[str], None] | None = None,
 ) -> TaskData:
     """Load a task's evaluation data, transformed and normalised for its type.
 
@@ -343,13 +344,15 @@ def load_task(
             files (the task file's ``source.path``).
         log: where a line goes about what a user's files hold that is not scored (queries
             without a relevant document).
+        scored: for a task file's task, receives the fingerprint of the very bytes its data
+            was read from (read once, so what is scored is what is named).
 
     Returns:
         ``{subset: {split: data}}``.
     """
     splits = tuple(splits or task.eval_splits)
     with quiet_datasets():
-        data = _load_task(task, splits, data_path, log)
+        data = _load_task(task, splits, data_path, log, scored)
     if task.probe:  # the task's probe options travel with its classification data
         for by_split in data.values():
             for split, split_data in by_split.items():
@@ -363,13 +366,14 @@ def _load_task(
     splits: tuple[str, ...],
     data_path: str | Path | None,
     log: Callable[[str], None] | None = None,
+    scored: Callable[[str], None] | None = None,
 ) -> TaskData:
     if task.builder == "local":
         return _local_copy(task, splits, data_path)
     if task.builder == "custom":  # a user's own files, declared by a task file
         from .custom import read_custom
 
-        return read_custom(task, splits, data_path, log=log)
+        return read_custom(task, splits, data_path, log=log, scored=scored)
     built = _BUILDERS[task.builder](task, splits) if task.builder and data_path is None else None
     if built is not None and not isinstance(built, str):
         return built

@@ -157,44 +157,115 @@ def _cache_folder(cache_dir: str | Path | None) -> Path:
 
 
 def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: Log) -> list[Task]:
-    """The plan's tasks without a result file (all of them with ``overwrite``). A skipped
-    task's score in the report is its stored file's, by the plan's main score and splits."""
+    """The plan's tasks to score: those without a result file (all of them with ``overwrite``),
+    and those whose result file was computed from another declaration or other data than the
+    task has now (``_stale``: scored again, said). A skipped task's score in the report is its
+    stored file's, by the plan's main score and splits. A task whose data is named only once it
+    is loaded (a local build: no revision) is kept to be checked after loading (``settle``)."""
     todo = []
     for task in plan.tasks:
         path = out_dir / f"{task.name}.json"
-        if path.is_file() and not overwrite and _changed_data(task, path, log):
+        if overwrite or not path.is_file() or _stale(task, path, log):
             todo.append(task)
-        elif path.is_file() and not overwrite:
-            report.statuses[task.name] = "skipped"
-            score = _stored_score(plan, task, path)
-            if score is not None:
-                report.main_scores[task.name] = score
+        elif task.revision is None:
+            todo.append(task)  # its data's fingerprint is known once loaded: settle() decides
         else:
-            todo.append(task)
-    if report.statuses:
-        log(
-            f"{len(report.statuses)} task(s) already have results in {out_dir}; skipped "
-            "(use --overwrite to rerun)."
-        )
+            _skip(plan, task, path, report)
     return todo
 
 
-def _changed_data(task: Task, path: Path, log: Log) -> bool:
-    """A task file's task whose files changed since its result was written: rescored (the
-    result names its data by fingerprint, so old and new never mix)."""
-    if task.builder != "custom":
-        return False
+def _skip(plan: Plan, task: Task, path: Path, report: RunReport) -> None:
+    report.statuses[task.name] = "skipped"
+    score = _stored_score(plan, task, path)
+    if score is not None:
+        report.main_scores[task.name] = score
+
+
+def _said_skipped(report: RunReport, out_dir: Path, log: Log) -> None:
+    skipped = [n for n, s in report.statuses.items() if s == "skipped"]
+    if skipped:
+        log(
+            f"{len(skipped)} task(s) already have results in {out_dir}; skipped "
+            "(use --overwrite to rerun)."
+        )
+
+
+def _recorded(path: Path) -> ResultFile | None:
     try:
-        recorded = ResultFile.from_dict(read_json_object(path), path).dataset_revision
+        return ResultFile.from_dict(read_json_object(path), path)
     except (OSError, ValueError):
-        return False  # an unreadable file is the skip's (and rank's) to report
-    if recorded == task.revision:
+        return None  # an unreadable file is the skip's (and rank's) to report
+
+
+def _recorded_declaration(task: Task, path: Path, stored: ResultFile) -> str | None:
+    """The declaration digest a result file was computed from: recorded in the file; for a file
+    written before digests were, a task file's declaration recorded beside it; else ``None``
+    (a registered task's older file: its record is the code's, nothing to compare)."""
+    digest = stored.extra.get("task_declaration")
+    if isinstance(digest, str):
+        return digest
+    if task.builder != "custom":
+        return None
+    from chemteb_eval.tasks.custom import TaskFileError, read_recorded_task
+
+    try:
+        return read_recorded_task(
+            path.with_name(f"{task.name}{TASK_FILE_SUFFIX}")
+        ).declaration_digest()
+    except (TaskFileError, OSError):
+        return "unknown"  # nothing tells what it was computed from: scored again
+
+
+def _stale(task: Task, path: Path, log: Log, data: str | None = None) -> bool:
+    """Whether a result file was computed from another declaration of the task, or from other
+    data (``data``: the identity of the data loaded now, else the task's revision), than the
+    task has now: then it is scored again and its result replaced, with a line saying why.
+    The data's identity is a Hub commit, or the fingerprint of the bytes scored."""
+    stored = _recorded(path)
+    if stored is None:
         return False
+    was = _recorded_declaration(task, path, stored)
+    now = task.declaration_digest()
+    if was is not None and was != now:
+        log(
+            f"{task.name}: its declaration changed since {path.name} was written ({was} -> "
+            f"{now}); it is scored again and its result replaced."
+        )
+        return True
+    data = data or task.revision
+    recorded = stored.dataset_revision
+    if data is None or recorded == data or recorded in task.known_revisions:
+        return False
+    if task.builder != "custom" and recorded is None:
+        return False  # written before local data was fingerprinted: nothing to compare
+    what = "files" if task.builder == "custom" else "data"
     log(
-        f"{task.name}: its files changed since {path.name} was written ({recorded} -> "
-        f"{task.revision}); it is scored again and its result replaced."
+        f"{task.name}: its {what} changed since {path.name} was written ({recorded} -> "
+        f"{data}); it is scored again and its result replaced."
     )
     return True
+
+
+def settle(
+    plan: Plan,
+    loaded: dict[str, TaskData],
+    identities: Mapping[str, str],
+    out_dir: Path,
+    overwrite: bool,
+    report: RunReport,
+    log: Log,
+) -> None:
+    """After loading: a task whose result file was computed from the very data just loaded
+    (its fingerprint) and the same declaration is skipped, its data dropped; any other is
+    scored (again). Says once how many tasks were skipped."""
+    for task in plan.tasks:
+        path = out_dir / f"{task.name}.json"
+        if overwrite or task.name not in loaded or not path.is_file() or task.revision:
+            continue
+        if not _stale(task, path, log, data=identities.get(task.name)):
+            del loaded[task.name]
+            _skip(plan, task, path, report)
+    _said_skipped(report, out_dir, log)
 
 
 def _stored_score(plan: Plan, task: Task, path: Path) -> float | None:
@@ -241,9 +312,15 @@ def load(
     data_paths: Mapping[str, Path] | None = None,
     *,
     progress: bool = False,
+    identities: dict[str, str] | None = None,
 ) -> dict[str, TaskData]:
     """Each task's data for the plan's splits; a task whose data fails is recorded, not fatal
-    (one ``[failed]`` line, the recorded error). With ``progress``, a bar over the tasks."""
+    (one ``[failed]`` line, the recorded error). With ``progress``, a bar over the tasks.
+
+    ``identities`` receives each loaded task's data identity, what its result file names as
+    ``dataset_revision``: the Hub commit, the fingerprint of the very bytes a task file's
+    files were read from (read once: ``data.custom``), else the content fingerprint of the
+    data as loaded."""
     from tqdm.auto import tqdm
 
     if any(t.builder == "pipchem" for t in todo) and pipchem_build_needed():
@@ -255,10 +332,18 @@ def load(
     for task in tqdm(todo, desc="loading data", unit="task", disable=not progress or not todo):
         try:
             # what a user's files hold that is not scored is said (their tasks only)
-            said = {"log": lambda line: _tell(log, line)} if task.builder == "custom" else {}
-            loaded[task.name] = load_task(
+            scored: list[str] = []  # a task file's data: the fingerprint of the bytes read
+            said: dict[str, Any] = {}
+            if task.builder == "custom":
+                said = {"log": lambda line: _tell(log, line), "scored": scored.append}
+            data = load_task(
                 task, splits=plan.splits(task), data_path=(data_paths or {}).get(task.name), **said
             )
+            loaded[task.name] = data
+            if identities is not None:
+                identities[task.name] = (
+                    scored[-1] if scored else task.revision or data_fingerprint(data)
+                )
         except Exception as exc:  # one task's failure is recorded; the run goes on
             report.statuses[task.name] = "failed"
             report.errors[task.name] = f"{type(exc).__name__}: {exc}"
@@ -354,6 +439,7 @@ def evaluate_task(
     context: ScoreContext,
     owners: Mapping[str, int] | None = None,
     items: dict[tuple[str, str], dict[str, Any]] | None = None,
+    data_identity: str | None = None,
 ) -> ResultFile:
     """Score every subset and split of one task into its result file (not yet written).
 
@@ -393,7 +479,7 @@ def evaluate_task(
         task_name=task.name,
         scores=scores,
         # a local task (no Hub commit) names its data by content, so results of other data differ
-        dataset_revision=task.revision or data_fingerprint(data),
+        dataset_revision=data_identity or task.revision or data_fingerprint(data),
         evaluation_time=encode_seconds + score_seconds,
         extra={
             "mteb_version": None,
@@ -404,6 +490,9 @@ def evaluate_task(
             "score_seconds": score_seconds,
             "n_texts": len(keys),
             "n_cache_hits": hits,
+            # what the scores were computed from, beside the data's identity: a rerun of
+            # another declaration (a column, a prompt, a split) is scored again
+            "task_declaration": task.declaration_digest(),
         },
     )
 
@@ -416,6 +505,7 @@ def _evaluate_all(
     out_dir: Path,
     report: RunReport,
     log: Log,
+    identities: Mapping[str, str] | None = None,
 ) -> None:
     from tqdm.auto import tqdm
 
@@ -430,7 +520,9 @@ def _evaluate_all(
         task = by_name[name]
         try:
             items: dict[tuple[str, str], dict[str, Any]] = {}
-            result = evaluate_task(task, loaded[name], engine, context, owners, items)
+            result = evaluate_task(
+                task, loaded[name], engine, context, owners, items, (identities or {}).get(name)
+            )
             # the run (hardware, settings) that timed it, in runs.jsonl beside the file
             result = replace(result, extra={**result.extra, "chemteb_run_id": report.run_id})
             path = result.write(out_dir)
@@ -744,15 +836,16 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
                 f"--output-dir: {out_dir / 'model_meta.json'} cannot be written "
                 f"({exc.strerror or exc}); pass a folder you can write to."
             ) from None
-    loaded = load(
-        plan, pending(plan, out_dir, overwrite, report, log), report, log, paths, progress=progress
-    )
+    identities: dict[str, str] = {}
+    todo = pending(plan, out_dir, overwrite, report, log)
+    loaded = load(plan, todo, report, log, paths, progress=progress, identities=identities)
+    settle(plan, loaded, identities, out_dir, overwrite, report, log)
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     try:
         _prefetch(engine, encoder, plan, loaded)
         if main:
             context = ScoreContext(encoder, batch_size, progress, beta)
-            _evaluate_all(plan, loaded, engine, context, out_dir, report, log)
+            _evaluate_all(plan, loaded, engine, context, out_dir, report, log, identities)
     finally:
         report.encoding = engine.stats.to_dict()
         report.seconds = time.perf_counter() - started

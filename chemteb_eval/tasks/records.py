@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +29,35 @@ _REVISION = re.compile(r"^[0-9a-f]{40}$")
 #: (``chemteb_eval.data.fingerprint``), never a 40-hex commit, so it cannot pass for one.
 LOCAL_REVISION_PREFIX = "sha256:"
 _LOCAL_REVISION = re.compile(r"^sha256:[0-9a-f]{16}$")  # the prefix and 16 hex digits
+
+
+#: The fields of a ``Task`` that change a number it scores: its declaration's digest covers them.
+DECLARATION_FIELDS = (
+    "type",
+    "hf_path",
+    "eval_splits",
+    "main_score",
+    "subsets",
+    "columns",
+    "subset_columns",
+    "train_split",
+    "subsample",
+    "concat_subsets",
+    "builder",
+    "subset_weight_key",
+    "probe",
+    "prompts",
+    "data_format",
+)
+
+
+def _plain(value: object) -> object:
+    """A field as JSON: mappings as sorted dicts, tuples as lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _frozen_map(value: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -108,6 +139,8 @@ class Task:
     obtain: str = ""
     prompts: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     definition: str = ""
+    # how a task file's files are laid out (``beir``, ``hub``, ``csv``...): part of what it is
+    data_format: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not re.match(r"^[A-Za-z0-9_.()\-]+$", self.name):
@@ -171,6 +204,16 @@ class Task:
                 raise ValueError(
                     f"known_revisions: {rev!r} of task {self.name} is not a 40-hex commit."
                 )
+
+    def declaration_digest(self) -> str:
+        """``sha256:`` + 16 hex digits over every field that changes a number this task scores
+        (``DECLARATION_FIELDS``): the same declaration gives the same digest on any machine, and
+        an edited one (a column, a prompt, a split, the main score) another. The data is named
+        apart (``revision``, or the fingerprint of what was scored), and so are the name,
+        description, licence and sources, which change no number."""
+        facts = {name: _plain(getattr(self, name)) for name in DECLARATION_FIELDS}
+        text = json.dumps(facts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return LOCAL_REVISION_PREFIX + hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
     def columns_for(self, subset: str) -> Mapping[str, str]:
         """The renames for one subset: the task's, overridden by the subset's own."""
