@@ -6,11 +6,14 @@ model); ~10 s in all.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from chemteb_eval.data import load_task
@@ -18,6 +21,7 @@ from chemteb_eval.runner import run
 from chemteb_eval.tasks.custom import TaskFileError, fingerprint_files, read_task_file
 
 from .helpers.hashing_encoder import HashingEncoder
+from .helpers.loopback import read_json, reply_json, serving
 from .test_custom_tasks import PAIRS, _run, write_pairs
 
 
@@ -172,3 +176,171 @@ def test_a_link_out_of_the_source_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "pairs" / "test.csv").symlink_to(secret / "test.csv")
     with pytest.raises(TaskFileError, match="leads outside"):
         read_task_file(task_file)
+
+
+# -- a model behind an API is the vectors it returns ------------------------------------------
+
+_SERVED = {"weights": 1, "noise": 0.0}
+
+
+def _served_vector(text: str) -> list[float]:
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+    base = np.random.default_rng([seed, _SERVED["weights"]]).standard_normal(16)
+    noise = np.random.default_rng().standard_normal(16) * float(_SERVED["noise"])
+    return (base + noise).tolist()
+
+
+class _Embeddings(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        texts = read_json(self)["input"]
+        reply_json(
+            self,
+            {"data": [{"index": i, "embedding": _served_vector(t)} for i, t in enumerate(texts)]},
+        )
+
+
+def test_another_model_served_under_the_same_name_gets_its_own_cache_and_results(
+    tmp_path: Path,
+) -> None:
+    declared = read_task_file(write_pairs(tmp_path))
+
+    def once(url: str, lines: list[str]) -> Any:
+        return run(
+            "openai:local-embed",
+            api_base=url,
+            tasks=[declared.to_task()],
+            data_paths={"SynonymPairs": str(declared.source)},
+            output_dir=tmp_path / "results",
+            cache_dir=tmp_path / "cache",
+            progress=False,
+            log=lines.append,
+        )
+
+    _SERVED.update(weights=1, noise=0.0)
+    with serving(_Embeddings) as url:
+        first = once(url, [])
+        _SERVED.update(noise=1e-7)  # the same model, last digits noisy: the same identity
+        lines: list[str] = []
+        assert once(url, lines).statuses == {"SynonymPairs": "skipped"}
+        _SERVED.update(weights=2, noise=0.0)  # the server restarted with another model
+        lines = []
+        other = once(url, lines)
+    assert other.statuses == {"SynonymPairs": "done"}  # never the first model's number
+    assert other.results_dir != first.results_dir
+    assert any("another model" in line for line in lines)
+    metas = [json.loads((r.results_dir / "model_meta.json").read_text()) for r in (first, other)]
+    assert (
+        metas[0]["weights"].startswith("probe:16d-") and metas[0]["weights"] != metas[1]["weights"]
+    )
+    assert len(list((tmp_path / "cache").glob("*.sqlite"))) == 2  # its own cache entries
+    assert other.encoding["cache_hits"] == 0
+
+
+def test_an_api_cache_written_before_probes_is_kept(tmp_path: Path) -> None:
+    """Migration: the cache an API model had under its URL becomes its probe label's."""
+    from chemteb_eval.engine import EmbeddingCache
+
+    declared = read_task_file(write_pairs(tmp_path))
+    _SERVED.update(weights=1, noise=0.0)
+    with serving(_Embeddings) as url:
+        old, _ = EmbeddingCache.path_for(tmp_path / "cache", "local-embed", None, url, None)
+        kwargs: dict[str, Any] = {
+            "api_base": url,
+            "tasks": [declared.to_task()],
+            "data_paths": {"SynonymPairs": str(declared.source)},
+            "cache_dir": tmp_path / "cache",
+            "progress": False,
+            "log": lambda m: None,
+        }
+        # the old layout: a cache keyed by the URL, filled by an earlier version
+        from chemteb_eval.engine import EmbeddingEngine
+        from chemteb_eval.models.http import HTTPEmbeddingEncoder
+
+        encoder = HTTPEmbeddingEncoder("local-embed", api_base=url)
+        store = EmbeddingCache(tmp_path / "cache", "local-embed", None, url)
+        engine = EmbeddingEngine(encoder, store, progress=False)
+        data = load_task(declared.to_task(), data_path=declared.source)["default"]["test"]
+        engine.prefetch(("", t) for t in [*data.sentences1, *data.sentences2])
+        engine.close()
+        store.close()
+        assert old.is_file()
+        report = run("openai:local-embed", output_dir=tmp_path / "results", **kwargs)
+    assert report.encoding["cache_hits"] == report.encoding["unique"] > 0  # nothing re-encoded
+    assert not old.exists()
+
+
+# -- the backend and the compute dtype are part of a model's identity -------------------------
+
+
+def test_each_backend_and_dtype_gets_its_own_results_in_mteb_experiments(tmp_path: Path) -> None:
+    """``-m onnx-int8:M`` into the folder of ``M`` printed the torch score as its own
+    ("skipped"), and rank mixed the two; a variant now has MTEB's experiments folder."""
+    from chemteb_eval.results.ranking import scan_results
+
+    declared = read_task_file(write_pairs(tmp_path))
+    out = tmp_path / "results"
+
+    def once(framework: str, precision: str = "float32") -> Any:
+        encoder = HashingEncoder()
+        encoder.meta = replace(encoder.meta, framework=framework)
+        return run(
+            encoder,
+            tasks=[declared.to_task()],
+            data_paths={"SynonymPairs": str(declared.source)},
+            output_dir=out,
+            use_cache=False,
+            precision=precision,
+            progress=False,
+            log=lambda m: None,
+        )
+
+    torch_run = once("sentence-transformers")
+    int8_run = once("onnxruntime-int8 (per text)")
+    assert int8_run.statuses == {"SynonymPairs": "done"}  # not the torch score, "skipped"
+    assert int8_run.results_dir == torch_run.results_dir / "experiments" / "backend_onnx-int8"
+    meta = json.loads((int8_run.results_dir / "model_meta.json").read_text())
+    assert meta["experiment_kwargs"] == {"backend": "onnx-int8"}
+    assert meta["name"] == "test/hashing-trigrams"
+    names = sorted(m.name for m in scan_results([out]))
+    assert names == ["test/hashing-trigrams", "test/hashing-trigrams (backend=onnx-int8)"]
+
+
+def test_experiment_folders_are_named_and_read_as_mteb_does(tmp_path: Path) -> None:
+    mteb = pytest.importorskip("mteb")
+    from mteb.models.model_meta import _serialize_experiment_kwargs_to_name
+
+    from chemteb_eval.results.io import experiment_name
+
+    for kwargs in (
+        {"backend": "onnx-int8"},
+        {"dtype": "bfloat16", "backend": "onnx"},
+        {"a": "x/y"},
+    ):
+        assert experiment_name(kwargs) == _serialize_experiment_kwargs_to_name(kwargs)
+    long = {"backend": "x" * 300}
+    assert experiment_name(long) == _serialize_experiment_kwargs_to_name(long)
+    # MTEB's cache reads the experiment beside the model only when asked to
+    declared = read_task_file(write_pairs(tmp_path))
+    out = tmp_path / "cache" / "results"
+    for framework in ("sentence-transformers", "onnxruntime"):
+        encoder = HashingEncoder()
+        encoder.meta = replace(encoder.meta, framework=framework)
+        run(
+            encoder,
+            tasks=[declared.to_task()],
+            data_paths={"SynonymPairs": str(declared.source)},
+            output_dir=out,
+            use_cache=False,
+            progress=False,
+            log=lambda m: None,
+        )
+    cache = mteb.ResultCache(cache_path=tmp_path / "cache")
+    plain = cache.get_cache_paths(require_model_meta=True, include_remote=False)
+    both = cache.get_cache_paths(
+        require_model_meta=True, include_remote=False, load_experiments="match_name"
+    )
+    assert [p.parent.name for p in plain] == ["1" * 40]
+    assert sorted(p.parent.name for p in both) == ["1" * 40, "backend_onnx"]

@@ -104,14 +104,7 @@ class EmbeddingCache:
         self.nan_rows = nan_rows
         if revision is None and fingerprint is None:
             fingerprint = model_fingerprint(source)
-        key = [model, revision, None if revision else (fingerprint or source)]
-        # Vectors of another backend or precision (ONNX Runtime, int8, fp16) never share a file
-        # with torch float32's: they differ by 1e-7 (ONNX) to 1e-1 (int8), and which one a cached
-        # score came from must be knowable. float32 torch keeps the key it always had.
-        ident = json.dumps([*key, variant] if variant else key)
-        digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
-        safe = "".join(c if c.isalnum() or c in "-." else "_" for c in model)[-60:]
-        self.path = Path(root) / f"{safe}-{digest}.sqlite"
+        self.path, ident = self.path_for(root, model, revision, source, fingerprint, variant)
         self.read_only = False
         # one statement at a time on the connection: the engine's writer thread commits while
         # the main thread may read or close (SQLite's connection is not to be shared unlocked)
@@ -131,6 +124,25 @@ class EmbeddingCache:
             self._db = self._open_read_only()
         except sqlite3.DatabaseError as exc:
             raise _damaged(self.path, exc) from None
+
+    @staticmethod
+    def path_for(
+        root: Path,
+        model: str,
+        revision: str | None,
+        source: str,
+        fingerprint: str | None,
+        variant: str | None = None,
+    ) -> tuple[Path, str]:
+        """The cache file of a model's vectors, and the identity it is keyed by."""
+        key = [model, revision, None if revision else (fingerprint or source)]
+        # Vectors of another backend or precision (ONNX Runtime, int8, fp16) never share a file
+        # with torch float32's: they differ by 1e-7 (ONNX) to 1e-1 (int8), and which one a cached
+        # score came from must be knowable. float32 torch keeps the key it always had.
+        ident = json.dumps([*key, variant] if variant else key)
+        digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
+        safe = "".join(c if c.isalnum() or c in "-." else "_" for c in model)[-60:]
+        return Path(root) / f"{safe}-{digest}.sqlite", ident
 
     def _open_writable_when_free(self, ident: str, wait: float = 60.0) -> sqlite3.Connection:
         """``_open_writable``, waiting while another process holds the file: two runs starting

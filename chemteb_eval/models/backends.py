@@ -30,6 +30,7 @@ __all__ = [
     "ModelBackend",
     "backend_record",
     "cache_variant",
+    "experiment_kwargs",
     "framework_of",
     "model_help",
 ]
@@ -353,6 +354,21 @@ def cache_variant(framework: str, precision: str) -> str | None:
         return f"{framework}/{precision}"
     record = _BY_FRAMEWORK.get(framework)
     return record.cache_variant if record is not None else _RETIRED_VARIANTS.get(framework)
+
+
+def experiment_kwargs(framework: str, precision: str) -> dict[str, str]:
+    """What makes a run another variant of its model than the model as its authors run it:
+    the backend, where its vectors differ (``backend``: ONNX Runtime, its int8 export, plain
+    transformers pooling — every backend whose cache has a variant of its own), and a compute
+    dtype other than float32 (``dtype``). Empty for the model itself. The results of a variant
+    go to MTEB's ``experiments/<name>/`` folder, never into the model's own."""
+    out: dict[str, str] = {}
+    record = _BY_FRAMEWORK.get(framework)
+    if record is not None and record.cache_variant is not None:
+        out["backend"] = record.name
+    if precision != "float32":
+        out["dtype"] = precision
+    return out
 
 
 def model_help(role: BackendRole = "encoder") -> str:

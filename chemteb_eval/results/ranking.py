@@ -24,6 +24,7 @@ from chemteb_eval.tasks.registry import known_benchmarks
 
 from .evidence import Evidence
 from .inputs import model_name, model_table_paths, read_model_table
+from .io import EXPERIMENTS, experiment_label
 from .runs import LEGACY_RUN_META, RUNS_FILE, latest_run, read_runs
 from .schema import ResultFile, match_task, read_json_object
 
@@ -63,6 +64,8 @@ class ScannedModel:
     skipped: list[str] = field(default_factory=list)  # unreadable files, with the reason
     notes: list[str] = field(default_factory=list)  # what a reader should know; nothing skipped
     custom: list[Task] = field(default_factory=list)  # tasks its task-file runs recorded
+    # MTEB's experiment folder name (another backend or dtype of the model), None for the model
+    experiment: str | None = None
 
 
 @dataclass
@@ -142,45 +145,69 @@ def scan_results(
                 raise
             table, problem = {}, f"{exc} Folder names are shown instead."  # found beside: go on
         for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-            unreadable: list[str] = []
-            # run records (a legacy run_meta.json too) are _read_runs's
-            found = (p for p in folder.glob("*/*.json") if p.name != LEGACY_RUN_META)
-            files = _by_mtime(found, unreadable)
-            if not files and not unreadable:
-                continue
-            if problem:  # told once, with the first model of the root
-                unreadable.insert(0, problem)
-            model = ScannedModel(
-                folder=folder,
-                name=model_name(folder, None, table),
-                skipped=unreadable,
-            )
-            for path in files:
-                try:
-                    payload = read_json_object(path)
-                    if path.name == "model_meta.json":
-                        model.meta = payload
-                        model.name = model_name(folder, payload, table)
-                    else:
-                        model.files.append(ResultFile.from_dict(payload, path))
-                except (OSError, ValueError) as exc:
-                    model.skipped.append(f"{path}: {exc}")
-            _read_runs(folder, model)
-            model.custom = _recorded_tasks(folder, model.skipped)
-            scanned.append(model)
-            problem = ""
+            for experiment, dirs in _result_dirs(folder):
+                model = _scan_model(folder, experiment, dirs, table, problem)
+                if model is not None:
+                    scanned.append(model)
+                    problem = ""  # told once, with the first model of the root
     _tell_apart(scanned)
     _register_custom(scanned)
     return scanned
 
 
-def _recorded_tasks(folder: Path, skipped: list[str]) -> list[Task]:
+def _result_dirs(folder: Path) -> list[tuple[str | None, list[Path]]]:
+    """A model folder's result folders: its revision folders (``None``: the model as it is),
+    then each experiment's (MTEB's ``<revision>/experiments/<name>/``: another backend or
+    compute dtype of the model, which is another row, never mixed into the model's)."""
+    revisions = sorted(p for p in folder.iterdir() if p.is_dir())
+    out: list[tuple[str | None, list[Path]]] = [(None, revisions)]
+    names = sorted({e.name for r in revisions for e in (r / EXPERIMENTS).glob("*") if e.is_dir()})
+    out += [(name, [r / EXPERIMENTS / name for r in revisions]) for name in names]
+    return out
+
+
+def _scan_model(
+    folder: Path,
+    experiment: str | None,
+    dirs: list[Path],
+    table: Mapping[str, str],
+    problem: str,
+) -> ScannedModel | None:
+    """One model's (or one experiment's) files, parsed once; ``None`` when it has none."""
+    unreadable: list[str] = []
+    # run records (a legacy run_meta.json too) are _read_runs's
+    found = (p for d in dirs for p in d.glob("*.json") if p.name != LEGACY_RUN_META)
+    files = _by_mtime(found, unreadable)
+    if not files and not unreadable:
+        return None
+    if problem:
+        unreadable.insert(0, problem)
+    model = ScannedModel(folder=folder, name=model_name(folder, None, table), skipped=unreadable)
+    model.experiment = experiment
+    for path in files:
+        try:
+            payload = read_json_object(path)
+            if path.name == "model_meta.json":
+                model.meta = payload
+                model.name = model_name(folder, payload, table)
+            else:
+                model.files.append(ResultFile.from_dict(payload, path))
+        except (OSError, ValueError) as exc:
+            model.skipped.append(f"{path}: {exc}")
+    if experiment is not None:  # MTEB's own way to name it: "model (backend=onnx-int8)"
+        model.name = f"{model.name} ({experiment_label(model.meta, experiment)})"
+    _read_runs(dirs, model)
+    model.custom = _recorded_tasks(dirs, model.skipped)
+    return model
+
+
+def _recorded_tasks(dirs: list[Path], skipped: list[str]) -> list[Task]:
     """The tasks a model's task-file runs recorded beside their results (untrusted: a file that
     is not a declaration the run writes is skipped with the reason)."""
     from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX, TaskFileError, read_recorded_task
 
     found = []
-    for path in sorted(folder.glob(f"*/*{TASK_FILE_SUFFIX}")):
+    for path in sorted(p for d in dirs for p in d.glob(f"*{TASK_FILE_SUFFIX}")):
         try:
             task = read_recorded_task(path)
         except TaskFileError as exc:  # its message names the file
@@ -222,10 +249,10 @@ def _register_custom(scanned: list[ScannedModel]) -> None:
     register_custom_tasks(declared[c.most_common(1)[0][0]] for c in by_name.values())
 
 
-def _read_runs(folder: Path, model: ScannedModel) -> None:
+def _read_runs(dirs: list[Path], model: ScannedModel) -> None:
     """Every run's record (``runs.jsonl`` in each revision folder, or a legacy
     ``run_meta.json``), by run id; ``run_meta``, the newest folder's ``latest_run``."""
-    logs = [*folder.glob(f"*/{RUNS_FILE}"), *folder.glob(f"*/{LEGACY_RUN_META}")]
+    logs = [p for d in dirs for p in (d / RUNS_FILE, d / LEGACY_RUN_META) if p.exists()]
     seen: set[Path] = set()
     for path in _by_mtime(logs, model.skipped):
         if path.parent in seen:

@@ -38,7 +38,7 @@ from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.engine.encode import SPILL_ROWS
 from chemteb_eval.errors import ChemtebError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
-from chemteb_eval.models.backends import cache_variant
+from chemteb_eval.models.backends import cache_variant, experiment_kwargs, framework_of
 from chemteb_eval.models.base import (
     DEFAULT_BATCH_SIZE,
     Encoder,
@@ -49,7 +49,13 @@ from chemteb_eval.models.base import (
 )
 from chemteb_eval.models.fingerprint import model_fingerprint
 from chemteb_eval.models.spec import ModelSpec, parse_model_spec
-from chemteb_eval.results.io import NO_REVISION, model_dir, write_json_atomic
+from chemteb_eval.results.io import (
+    EXPERIMENTS,
+    NO_REVISION,
+    experiment_name,
+    model_dir,
+    write_json_atomic,
+)
 from chemteb_eval.results.runs import RUNS_FILE, migrate_run_meta
 from chemteb_eval.results.schema import ResultFile, items_path, read_json_object, write_items
 from chemteb_eval.scoring._validation import check_beta
@@ -629,8 +635,12 @@ def _open(
             if created and output_dir.is_dir() and not any(output_dir.iterdir()):
                 output_dir.rmdir()
             raise
-    weights = local_weights(model.meta)
-    out_dir = results_folder(output_dir, model.meta, weights, load_options.get("log", print))
+    log = load_options.get("log", print)
+    weights = local_weights(model.meta) or api_identity(model, cache, log)
+    out_dir = results_folder(output_dir, model.meta, weights, log)
+    variant = experiment_kwargs(model.meta.framework, load_options.get("precision", "float32"))
+    if variant:  # another backend or dtype of the model: MTEB's experiments folder
+        out_dir = out_dir / EXPERIMENTS / experiment_name(variant)
     _writable(out_dir, "--output-dir:", "pass a folder you can write to")
     return model, out_dir, weights
 
@@ -675,6 +685,41 @@ def local_weights(meta: ModelMeta) -> str | None:
     return model_fingerprint(meta.source)
 
 
+def api_identity(encoder: Encoder, cache: Path | None, log: Log) -> str | None:
+    """For a model behind an OpenAI-compatible API, whose name and URL prove nothing: the label
+    of the vectors it returns for fixed probe texts (``models.identity``), which keys its cache
+    and its results folder, so that another model served under the same name never shares
+    them. ``None`` for every other backend.
+
+    The first time a name and URL get a label, an embedding cache written before labels were
+    (keyed by the URL) becomes this label's: it was the model that answered then, as the old
+    key assumed; nothing is lost."""
+    meta = encoder.meta
+    if meta.framework != framework_of("openai"):
+        return None
+    from chemteb_eval.models.identity import ProbeRegistry, probe_of
+
+    folder = cache if cache is not None else _cache_folder(None)
+    registry = ProbeRegistry(folder / "api-models.json")
+    before = registry.labels_of(meta.name, meta.source)
+    label, seen = registry.identify(meta.name, meta.source, probe_of(encoder))
+    if not seen and before:
+        log(
+            f"{meta.name} at {meta.source} returns other vectors than the model that answered "
+            f"under this name before ({', '.join(before)}): another model; its embeddings and "
+            f"results are kept apart, as {label}."
+        )
+    if not before and cache is not None:
+        variant = cache_variant(meta.framework, "float32")
+        old, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, None, variant)
+        new, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)
+        if old.is_file() and not new.exists():
+            for suffix in ("", "-wal", "-shm"):
+                if Path(f"{old}{suffix}").exists():
+                    os.replace(f"{old}{suffix}", f"{new}{suffix}")
+    return label
+
+
 def results_name(meta: ModelMeta) -> str:
     """The model's name as its results record it: for a model loaded from local files, a path
     becomes its last part (never ``..`` or an absolute path: results shared on the Hub must not
@@ -688,15 +733,21 @@ def results_name(meta: ModelMeta) -> str:
 
 
 def recorded_meta(
-    meta: ModelMeta, weights: str | None, folder: Path | None = None
+    meta: ModelMeta, weights: str | None, folder: Path | None = None, precision: str = "float32"
 ) -> dict[str, Any]:
     """``model_meta.json``: the meta with a local source recorded by name, and the weights'
     fingerprint, which ``results_folder`` reads to keep other weights out of the folder. In
     the folder ``results_folder`` chose for other weights of the same name (``final-<fp>``),
-    the name is that folder's, so that MTEB's loaders, which key on the name, keep them apart."""
+    the name is that folder's, so that MTEB's loaders, which key on the name, keep them apart.
+    A variant's (another backend or dtype) records MTEB's ``experiment_kwargs``."""
     out = meta.to_dict()
     name = results_name(meta)
     out["name"] = name
+    variant = experiment_kwargs(meta.framework, precision)
+    if variant:
+        out["experiment_kwargs"] = variant
+    if folder is not None and variant:
+        folder = folder.parent.parent  # <revision>/experiments/<name>: the revision folder
     if folder is not None and folder.parent.name != name.replace("/", "__"):
         out["name"] = folder.parent.name
     # MTEB's loaders take the revision from here: a string, as MTEB writes for an unknown one
@@ -722,10 +773,8 @@ def results_folder(output_dir: Path, meta: ModelMeta, weights: str | None, log: 
         owner = _folder_weights(candidate, meta, weights)
         if owner in (None, weights):
             if candidate is alternative:
-                log(
-                    f"{out} holds results of other weights named {name}; this model's go to "
-                    f"{candidate}"
-                )
+                other = "another model served" if weights.startswith("probe:") else "other weights"
+                log(f"{out} holds results of {other} named {name}; this model's go to {candidate}")
             return candidate
     raise ChemtebError(  # a fingerprint-prefix collision: not seen, but never mix
         f"--output-dir: {out} and {alternative} both hold other weights' results; pass "
@@ -829,7 +878,7 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     main = state is None or bool(state.is_main_process)
     if main:
         try:
-            meta = recorded_meta(encoder.meta, weights, out_dir)
+            meta = recorded_meta(encoder.meta, weights, out_dir, precision)
             write_json_atomic(out_dir / "model_meta.json", meta)
         except OSError as exc:
             raise ChemtebError(
