@@ -404,7 +404,8 @@ def _tasks_note(corr: Correlations, board: Leaderboard, n_models: int, method: s
     if inside:
         text += f" Here {len(negative)} of {len(inside)} within-type pairs are negative"
         text += (
-            f"; the most negative: {negative[0][0]} × {negative[0][1]} ({negative[0][2]:+.2f})."
+            f"; the most negative: {md(negative[0][0])} × {md(negative[0][1])} "
+            f"({negative[0][2]:+.2f})."
             if negative
             else "."
         )

@@ -25,11 +25,11 @@ from chemteb_eval.results.leaderboard import (
 from chemteb_eval.results.ranking import (
     DEFAULT_BENCHMARK,
     ScannedModel,
+    catalog_of,
     choose_benchmark,
     scan_results,
 )
 from chemteb_eval.tasks import get_benchmark
-from chemteb_eval.tasks.registry import custom_benchmark
 
 SHOWN_BENCHMARKS = ("ChemTEB", "ChemTEB(v1.1)", "ChemTEB(paper)")
 SHOWN_WITH_RESULTS = ("PipChem", "SciEmbed", "SciText")
@@ -87,14 +87,15 @@ def build_state(
     }
     # PipChem (what `chemteb run` scores by default) and the scientific-text benchmarks appear
     # only when someone has results on them; a user's own tasks (task files) as Custom, apart.
-    custom = custom_benchmark()
+    catalog = catalog_of(scanned)  # the registered tasks and those these results recorded
+    custom = catalog.custom_benchmark()
     for bench in [*map(get_benchmark, SHOWN_WITH_RESULTS), *([custom] if custom else [])]:
         board = build_leaderboard(scanned, bench, model_table=table)
         if board.overall:
             boards[bench.name] = board
     opened_because = ""
     if default_benchmark is None:
-        chosen, why = choose_benchmark(scanned)
+        chosen, why = choose_benchmark(scanned, catalog)
         default_benchmark = chosen.name if chosen.name in boards else DEFAULT_BENCHMARK
         opened_because = why if chosen.name in boards else ""
     if default_benchmark not in boards:

@@ -23,6 +23,9 @@ import plotly.graph_objects as go
 from columns import Column, declared
 
 from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard
+from chemteb_eval.results.markup import md as md
+from chemteb_eval.results.markup import md_code as md_code
+from chemteb_eval.results.markup import plot_text as plot_text
 
 _CSV_DIR: Path | None = None  # this process's own download folder, made on first use
 
@@ -40,39 +43,6 @@ def csv_dir() -> Path:
 # A Hub model id as the Hub spells one: only these become links (a contributed name such as
 # "x](javascript:...)" or "![](http://tracker)" is shown as text, escaped).
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
-# ":" too: "http\://" is not autolinked (GitHub-flavoured Markdown links bare URLs)
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|<>~&$:])")
-_MD_LINE_START = re.compile(r"^(?=[#+\-=>])")  # a heading, list or quote marker
-_MD_ORDERED = re.compile(r"^(\d+)([.)])")  # "1. " starts an ordered list
-
-
-def md(text: Any) -> str:
-    """``text`` as literal Markdown: every character Markdown (or the HTML in it) would act on
-    is backslash-escaped, and line breaks become spaces, so a contributed model name, family or
-    file name can neither link, embed a remote image, nor start a list."""
-    flat = " ".join(str(text).splitlines()).strip()  # 4 leading spaces would start code
-    text = _MD_SPECIAL.sub(r"\\\1", flat)
-    text = re.sub(r"(?i)\bwww\.", r"www\\.", text)
-    return _MD_ORDERED.sub(r"\1\\\2", _MD_LINE_START.sub("\\\\", text))
-
-
-def plot_text(text: Any) -> str:
-    """``text`` as Plotly shows it literally: Plotly reads ``<a href>``, ``<b>``, ``<br>`` and
-    ``<span style>`` in trace names, tick labels and hover text, and decodes ``&lt;``/``&gt;``/
-    ``&amp;``, so escaping those three keeps a contributed name from becoming a link."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def md_code(text: Any) -> str:
-    """``text`` as a Markdown code span, shown literally whatever it holds: the fence is one
-    backtick longer than any run of backticks inside (CommonMark's rule), lines joined."""
-    flat = " ".join(str(text).splitlines())
-    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
-
-
 # Two folders naming one model are told apart as "model [folder]" (results.ranking): shown as
 # the model (its link, if a Hub id) and the folder as code, not as a bracket that reads like a
 # broken Markdown link.

@@ -53,14 +53,3 @@ def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
-
-
-@pytest.fixture(autouse=True)
-def _no_custom_tasks_left() -> Iterator[None]:
-    """A test's custom tasks (task files, or those a scanned results folder recorded) are
-    registered for the process; each test starts and ends without any."""
-    from chemteb_eval.tasks.registry import clear_custom_tasks
-
-    clear_custom_tasks()
-    yield
-    clear_custom_tasks()

@@ -15,12 +15,12 @@ import pytest
 from chemteb_eval.cli import main
 from chemteb_eval.data import load_task
 from chemteb_eval.data.custom import HUB_CONFIGS, ROW_BUILDERS, CustomDataError
-from chemteb_eval.results.ranking import rank_models, read_results, scan_results
+from chemteb_eval.results.ranking import catalog_of, rank_models, read_results, scan_results
 from chemteb_eval.runner import run
 from chemteb_eval.scoring import score_pair_classification, score_retrieval
 from chemteb_eval.tasks import KINDS, get_benchmark
+from chemteb_eval.tasks.catalog import TaskCatalog
 from chemteb_eval.tasks.custom import TaskFileError, read_task_file
-from chemteb_eval.tasks.registry import register_custom_tasks
 
 from .conftest import REPO_ROOT
 from .helpers.hashing_encoder import HashingEncoder
@@ -126,7 +126,7 @@ def test_defaults_come_from_the_type(tmp_path: Path) -> None:
     task = classification.to_task()
     assert task.collection == "custom" and task.builder == "custom"
     with pytest.raises(ValueError, match="is the registered task 'PipChemWikiTopicClassification'"):
-        register_custom_tasks(
+        TaskCatalog.with_tasks(
             [
                 read_task_file(
                     declare(
@@ -300,17 +300,14 @@ def test_custom_tasks_rank_apart_and_never_mix_into_a_registered_benchmark(
     out = tmp_path / "results"
     _run([write_retrieval(tmp_path), write_pairs(tmp_path)], out)
     _run([write_pairs(tmp_path)], out)  # a skip: nothing new
-    from chemteb_eval.tasks.registry import clear_custom_tasks
 
-    clear_custom_tasks()  # what a fresh `chemteb rank` process knows: nothing
-    scanned = scan_results([out])
-    custom = get_benchmark("Custom")
+    scanned = scan_results([out])  # what a fresh `chemteb rank` process knows: these results
+    custom = catalog_of(scanned).get_benchmark("Custom")
     assert set(custom.tasks) == {"SolventRetrieval", "SynonymPairs"}
     (row,) = rank_models(read_results(scanned, custom), custom)
     assert row.complete and row.rank == 1
     pipchem = read_results(scanned, get_benchmark("PipChem"))
     assert all(not m.scores for m in pipchem)  # never mixed into another benchmark
-    clear_custom_tasks()
     assert main(["rank", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     (ranked,) = json.loads(captured.out)
@@ -336,9 +333,7 @@ def test_a_hostile_recorded_task_file_is_skipped_with_the_reason(tmp_path: Path)
     out = tmp_path / "results"
     report = _run([write_pairs(tmp_path)], out)
     (report.results_dir / "SynonymPairs.task.yaml").write_text("name: [oops\n")
-    from chemteb_eval.tasks.registry import clear_custom_tasks
 
-    clear_custom_tasks()
     (model,) = scan_results([out])
     assert any("SynonymPairs.task.yaml" in s and "not valid YAML" in s for s in model.skipped)
 
@@ -437,11 +432,9 @@ def test_the_worked_example_in_the_docs_runs_as_written(tmp_path: Path) -> None:
         path.write_text(body)
     report = _run([tmp_path / "solvents.yaml", tmp_path / "synonyms.yaml"], tmp_path / "results")
     assert report.statuses == {"SolventRetrieval": "done", "SynonymPairs": "done"}
-    from chemteb_eval.tasks.registry import clear_custom_tasks
 
-    clear_custom_tasks()
     scanned = scan_results([tmp_path / "results"])
-    custom = get_benchmark("Custom")
+    custom = catalog_of(scanned).get_benchmark("Custom")
     (row,) = rank_models(read_results(scanned, custom), custom)
     assert row.complete and set(row.means) == {"PairClassification", "Retrieval"}
 
@@ -466,9 +459,7 @@ def test_a_large_corpus_is_gathered_to_disk_and_scores_the_same(
 
     monkeypatch.setattr(stages, "SPILL_ROWS", 3)
     monkeypatch.setattr(encode.EmbeddingEngine, "embed_to_file", recording)
-    from chemteb_eval.tasks.registry import clear_custom_tasks
 
-    clear_custom_tasks()
     disk = _run(files, tmp_path / "disk")
     assert len(spilled) == 1 and isinstance(spilled[0], np.memmap)  # the 4-document corpus
     assert not Path(str(spilled[0].filename)).exists()  # removed once the task was scored
@@ -526,7 +517,7 @@ def test_names_are_checked_in_any_case_and_by_publish_too(tmp_path: Path) -> Non
         tmp_path, "name: pubchemsynonympc\ntype: PairClassification\nsource: {path: .}\n"
     )
     with pytest.raises(ValueError, match="registered task 'PubChemSynonymPC'"):
-        register_custom_tasks([read_task_file(task_file).to_task()])
+        TaskCatalog.with_tasks([read_task_file(task_file).to_task()])
     assert (
         main(["publish-dataset", "--task-file", str(task_file), "--repo-id", "a/b", "--dry-run"])
         == 2
@@ -553,7 +544,6 @@ def test_mixed_labels_and_doubled_headers_name_the_file(tmp_path: Path) -> None:
 def test_a_recorded_task_under_another_name_is_said_and_compare_knows_custom_tasks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from chemteb_eval.tasks.registry import clear_custom_tasks
 
     out = tmp_path / "results"
     files = [write_pairs(tmp_path), write_retrieval(tmp_path)]
@@ -568,7 +558,6 @@ def test_a_recorded_task_under_another_name_is_said_and_compare_knows_custom_tas
         progress=False,
         log=lambda m: None,
     )
-    clear_custom_tasks()
     code = main(
         [
             "compare",
@@ -582,7 +571,6 @@ def test_a_recorded_task_under_another_name_is_said_and_compare_knows_custom_tas
     assert "SynonymPairs" in capsys.readouterr().out
     recorded = report.results_dir / "SynonymPairs.task.yaml"
     recorded.write_text(recorded.read_text().replace("name: SynonymPairs", "name: Other"))
-    clear_custom_tasks()
     skipped = [s for m in scan_results([out]) for s in m.skipped]
     assert any("declares a task named 'Other'" in s for s in skipped)
 

@@ -344,3 +344,119 @@ def test_experiment_folders_are_named_and_read_as_mteb_does(tmp_path: Path) -> N
     )
     assert [p.parent.name for p in plain] == ["1" * 40]
     assert sorted(p.parent.name for p in both) == ["1" * 40, "backend_onnx"]
+
+
+# -- the task catalog is a value; readers never mix two declarations of one name --------------
+
+
+def _two_roots(tmp_path: Path) -> tuple[Path, Path]:
+    """Two results folders, each a model that scored SynonymPairs under its own declaration."""
+    roots = []
+    for i, extra in enumerate(("", "prompts: {query: 'Represent the term: '}\n")):
+        folder = tmp_path / f"user{i}"
+        folder.mkdir()
+        task_file = write_pairs(folder)
+        task_file.write_text(task_file.read_text() + extra)
+        declared = read_task_file(task_file)
+        run(
+            HashingEncoder(name=f"org/model-{i}"),
+            tasks=[declared.to_task()],
+            data_paths={"SynonymPairs": str(declared.source)},
+            output_dir=folder / "results",
+            use_cache=False,
+            progress=False,
+            log=lambda m: None,
+        )
+        roots.append(folder / "results")
+    return roots[0], roots[1]
+
+
+def test_two_scans_of_two_folders_never_see_each_others_tasks(tmp_path: Path) -> None:
+    from chemteb_eval.results.ranking import catalog_of, scan_results
+
+    a, b = _two_roots(tmp_path)
+    first = catalog_of(scan_results([a]))
+    second = catalog_of(scan_results([b]))
+    assert first.get_task("SynonymPairs").prompts == {}
+    assert second.get_task("SynonymPairs").prompts == {"query": "Represent the term: "}
+    assert catalog_of(scan_results([a])) == first  # the first scan did not change
+    from chemteb_eval.tasks import list_tasks
+
+    assert not any(t.collection == "custom" for t in list_tasks())  # no process state
+
+
+def test_models_of_two_declarations_are_never_side_by_side_and_no_order_decides(
+    tmp_path: Path,
+) -> None:
+    from chemteb_eval.results.ranking import catalog_of, read_results, scan_results
+
+    a, b = _two_roots(tmp_path)
+    boards = []
+    for roots in ([a, b], [b, a]):
+        scanned = scan_results(roots)
+        custom = catalog_of(scanned).get_benchmark("Custom")
+        models = read_results(scanned, custom)
+        boards.append((custom.tasks, {m.model: sorted(m.scores) for m in models}))
+        assert all(any("different declarations" in n for n in m.notes) for m in models)
+    assert boards[0] == boards[1]  # whichever folder comes first
+    tasks, scores = boards[0]
+    assert len(tasks) == 2 and all(t.startswith("SynonymPairs(") for t in tasks)
+    assert scores["org/model-0"] != scores["org/model-1"]  # each its own version, one each
+    assert all(len(v) == 1 for v in scores.values())
+
+
+def test_compare_never_pairs_two_declarations_as_one_task(tmp_path: Path) -> None:
+    from chemteb_eval.results.compare import compare_models, load_models
+
+    a, b = _two_roots(tmp_path)
+    (ma, mb), bench = load_models([a / "org__model-0", b / "org__model-1"], "Custom")
+    assert sorted([*ma.scores, *mb.scores]) == list(bench.tasks)  # two versions, two tasks
+    with pytest.raises(ValueError, match="share 0 task"):  # nothing in common to pair
+        compare_models(ma, mb, bench, resamples=200)
+
+
+# -- a published task's card carries the whole declaration ------------------------------------
+
+
+@pytest.mark.slow
+def test_a_published_cards_task_file_gives_the_publishers_scores(tmp_path: Path) -> None:
+    """publish-dataset's card holds the publisher's whole declaration (here a query prompt,
+    which moves every score): a colleague who saves it as their task file, at the commit,
+    gets the publisher's numbers (loopback Hub)."""
+    import re
+
+    from .conftest import REPO_ROOT
+    from .helpers.fake_hub import FakeHub
+    from .test_custom_tasks import _HUB_RUN, write_retrieval
+    from .test_hub import TOKEN, chemteb, python
+
+    local = write_retrieval(tmp_path)
+    prompt = "Acetone is a polar aprotic solvent that dissolves plastics. "  # moves q1's ranking
+    local.write_text(local.read_text() + f"prompts: {{query: '{prompt}'}}\n")
+    ours = _run([local], tmp_path / "local")
+    hub = FakeHub()
+    try:
+        hub.add_token(TOKEN, "alice", orgs=("chemteb",))
+        done = chemteb(
+            hub, tmp_path, "publish-dataset", "--task-file", str(local), "--repo-id", "chemteb/sol"
+        )
+        assert done.returncode == 0, done.stderr
+        sha = hub.repos[("dataset", "chemteb/sol")].refs["main"]
+        card = hub.files("chemteb/sol", repo_type="dataset")["README.md"].decode()
+        (block,) = re.findall(r"```yaml\n(.*?)```", card, flags=re.S)
+        assert prompt in block
+        followed = tmp_path / "colleague" / "SolventRetrieval.yaml"
+        followed.parent.mkdir()
+        followed.write_text(block.replace("COMMIT", sha))
+        ran = python(hub, tmp_path, _HUB_RUN, str(REPO_ROOT), str(followed), str(tmp_path / "hub"))
+        assert ran.returncode == 0, ran.stderr[-3000:]
+    finally:
+        hub.close()
+    (path,) = (tmp_path / "hub").glob("*/*/SolventRetrieval.json")
+    theirs = json.loads(path.read_text())
+    mine = json.loads((ours.results_dir / "SolventRetrieval.json").read_text())
+    assert theirs["scores"] == mine["scores"]  # the publisher's numbers
+    assert theirs["task_declaration"] != mine["task_declaration"]  # other source and format
+    no_prompt = _run([write_retrieval(tmp_path / "plain")], tmp_path / "plain-results")
+    plain = json.loads((no_prompt.results_dir / "SolventRetrieval.json").read_text())
+    assert plain["scores"] != mine["scores"]  # the prompt matters: the card had to carry it

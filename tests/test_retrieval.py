@@ -178,3 +178,107 @@ def test_a_memory_mapped_corpus_is_ranked_chunk_by_chunk(tmp_path: Path) -> None
     assert rank_corpus(queries, mapped, ids, 10, corpus_chunk_size=128).tolist() == (
         expected.tolist()
     )
+
+
+def _ids_of(ranked: np.ndarray, ids: list[str]) -> list[list[str]]:
+    return [[ids[j] for j in row] for row in ranked]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n_distinct=st.integers(1, 30),
+    n_copies=st.integers(1, 30),
+    dim=st.integers(2, 48),
+    n_queries=st.integers(1, 12),
+    top_k=st.integers(1, 70),
+    corpus_chunk=st.integers(1, 40),
+    query_chunk=st.integers(1, 12),
+    single=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_duplicate_documents_rank_by_id_whatever_the_row_order_and_chunk_sizes(
+    n_distinct: int,
+    n_copies: int,
+    dim: int,
+    n_queries: int,
+    top_k: int,
+    corpus_chunk: int,
+    query_chunk: int,
+    single: bool,
+    seed: int,
+) -> None:
+    # Continuous vectors, whose dot products round: BLAS rounded one vector's copies differently
+    # at different rows of a product (1.5e-8 apart in float32), so the copies ranked by position.
+    # Distinct Gaussian vectors in float64 do not tie within a rounding error (spacing ~1e-16).
+    rng = np.random.default_rng(seed)
+    dtype = np.float32 if single else np.float64
+    distinct = rng.standard_normal((n_distinct, dim)).astype(dtype)
+    corpus = np.vstack([distinct, distinct[rng.integers(0, n_distinct, n_copies)]])
+    if single:  # float32: only copies of one vector, so no distinct near-tie can swap
+        corpus = np.vstack([distinct[:1]] * (n_copies + 1))
+    n = len(corpus)
+    ids = [str(i) for i in rng.permutation(n * 3)[:n]]
+    queries = rng.standard_normal((n_queries, dim)).astype(dtype)
+    one_pass = _ids_of(rank_corpus(queries, corpus, ids, top_k), ids)
+    perm = rng.permutation(n)
+    shuffled_ids = [ids[i] for i in perm]
+    streamed = rank_corpus(
+        queries,
+        corpus[perm],
+        shuffled_ids,
+        top_k,
+        chunk_size=query_chunk,
+        corpus_chunk_size=corpus_chunk,
+    )
+    assert _ids_of(streamed, shuffled_ids) == one_pass
+    # the scores too: one relevant copy and one judged-irrelevant copy per query
+    qids = [f"q{i}" for i in range(n_queries)]
+    qrels = {q: {ids[int(rng.integers(0, n))]: 1} for q in qids}
+    base = score_retrieval(queries, corpus, qids, ids, qrels, k_values=(1, 3, 10), decimals=None)
+    again = score_retrieval(
+        queries,
+        corpus[perm],
+        qids,
+        shuffled_ids,
+        qrels,
+        k_values=(1, 3, 10),
+        decimals=None,
+        chunk_size=query_chunk,
+    )
+    assert again == base
+
+
+def test_two_copies_of_a_document_score_by_id_not_by_row() -> None:
+    # The case: queries near a relevant document "a" and its copy "b", which rank first
+    # and second. "b" > "a" as strings, so "b" ranks first and nDCG@10 is 1/log2(3) = 0.63093
+    # in either row order; before, one order gave 0.69244 (some queries 1.0, copies by row).
+    rng = np.random.default_rng(0)
+    corpus = rng.standard_normal((23, 61)).astype(np.float32)
+    queries = (corpus[20] + 0.5 * rng.standard_normal((6, 61))).astype(np.float32)
+    corpus[2] = corpus[20]
+    ids = [f"x{i}" for i in range(23)]
+    ids[2], ids[20] = "a", "b"
+    qrels = {f"q{i}": {"a": 1} for i in range(6)}
+    for perm in (np.arange(23), np.arange(23)[::-1]):
+        r = score_retrieval(queries, corpus[perm], list(qrels), [ids[i] for i in perm], qrels)
+        assert r["ndcg_at_10"] == round(1 / math.log2(3), 5)
+
+
+def test_duplicate_detection_survives_a_hash_collision(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chemteb_eval.scoring import retrieval
+
+    # Every row hashes alike: only the byte-for-byte check may group rows.
+    monkeypatch.setattr(retrieval, "hash", lambda _: 0, raising=False)
+    corpus = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.6, 0.8]])
+    id_rank = np.array([3, 0, 1, 2])
+    group_of, rep_rows = retrieval._duplicate_groups(corpus, id_rank, 2)
+    assert group_of.tolist() == [0, -1, 0, -1]
+    assert corpus[rep_rows].tolist() == [[1.0, 0.0]]
+
+
+def test_ids_differing_by_a_trailing_nul_keep_the_string_order() -> None:
+    # numpy's str arrays drop trailing NULs ("a" == "a\x00" there), which fell back to row order.
+    corpus = np.ones((2, 2), dtype=np.float32)
+    for ids in (["a", "a\x00"], ["a\x00", "a"]):
+        ranked = rank_corpus(_unit([0]), corpus, ids, 2)
+        assert [ids[j] for j in ranked[0]] == ["a\x00", "a"]

@@ -210,9 +210,10 @@ def _data_paths(values: list[str] | None, selected: list[Any] | None) -> dict[st
 
 
 def _custom_tasks(files: list[str]) -> tuple[list[Any], dict[str, str]]:
-    """The tasks the task files declare (registered as custom tasks) and their sources."""
+    """The tasks the task files declare (checked as a catalog's: names no registered task
+    has, one task a name) and their sources."""
+    from chemteb_eval.tasks.catalog import TaskCatalog
     from chemteb_eval.tasks.custom import read_task_file, task_files_in
-    from chemteb_eval.tasks.registry import register_custom_tasks
 
     declared = [read_task_file(path) for path in task_files_in(files)]
     seen: dict[str, Any] = {}
@@ -222,7 +223,7 @@ def _custom_tasks(files: list[str]) -> tuple[list[Any], dict[str, str]]:
                 f"--task-file: {one.path} and {seen[one.name].path} both declare {one.name!r}."
             )
         seen[one.name] = one
-    records = register_custom_tasks(one.to_task() for one in declared)
+    records = list(TaskCatalog(tuple(one.to_task() for one in declared)).custom)
     paths = {one.name: str(one.source) for one in declared if one.source is not None}
     return records, paths
 
@@ -405,16 +406,14 @@ def add_compare(sub: Subparsers) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from chemteb_eval import tasks
-    from chemteb_eval.results.compare import compare_models, format_p, load_model
+    from chemteb_eval.results.compare import compare_models, format_p, load_models
 
     if args.resamples < MIN_RESAMPLES:  # a 95% percentile interval needs both tails populated
         raise ValueError(f"--resamples: at least {MIN_RESAMPLES}, got {args.resamples}.")
     if args.seed < 0:
         raise ValueError(f"--seed: a non-negative integer, got {args.seed}.")
     # the folders first: their recorded task files make Custom's tasks known
-    a, b = load_model(args.a, args.benchmark), load_model(args.b, args.benchmark)
-    bench = tasks.get_benchmark(args.benchmark)
+    (a, b), bench = load_models([args.a, args.b], args.benchmark)
     # the bootstraps take seconds per task: say what is running (stderr: stdout is the table)
     print(
         f"comparing on {bench.name}: per-task paired bootstraps ({args.resamples:,} resamples "
@@ -456,15 +455,16 @@ def _cmd_rank(args: argparse.Namespace) -> int:
 
     from chemteb_eval.results.ranking import (
         benchmark_coverage,
+        catalog_of,
         rank_models,
         rank_uncertainty,
         read_results,
         scan_results,
     )
-    from chemteb_eval.tasks.registry import custom_benchmark
 
     scanned = scan_results(args.results, model_table=args.model_table)
-    bench, chosen = _rank_benchmark(args, scanned)
+    catalog = catalog_of(scanned)  # the registered tasks and the ones these results recorded
+    bench, chosen = _rank_benchmark(args, scanned, catalog)
     models = read_results(scanned, bench)
     rows = rank_models(models, bench)
     intervals = rank_uncertainty(models, bench) if args.ci else {}
@@ -490,14 +490,14 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     for line in dict.fromkeys(n for m in models for n in m.notes):
         print(f"[note] {shown(line)}", file=sys.stderr)
     if args.benchmark is not None and models and not any(m.scores for m in models):
-        best = benchmark_coverage(scanned)[0]
+        best = benchmark_coverage(scanned, catalog)[0]
         if best.scores:  # -b named a benchmark these results have nothing of
             print(
                 f"[hint] no model here has a score on {bench.name}'s tasks; these results cover "
                 f"{best.benchmark.name} best ({best.describe()}): -b '{best.benchmark.name}'",
                 file=sys.stderr,
             )
-    custom = custom_benchmark()
+    custom = catalog.custom_benchmark()
     if custom is not None and bench.name != custom.name:  # never mixed in: said, and how
         print(
             f"[note] {len(custom.tasks)} task(s) of your own (task files) rank apart: "
@@ -509,10 +509,9 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     return 0
 
 
-def _rank_benchmark(args: argparse.Namespace, scanned: list[Any]) -> tuple[Any, str]:
+def _rank_benchmark(args: argparse.Namespace, scanned: list[Any], catalog: Any) -> tuple[Any, str]:
     """The benchmark to rank on (``-b``, else the one the results cover best) and the line
     that says why it was chosen ("" with ``-b``); a notice when there is nothing to rank."""
-    from chemteb_eval import tasks
     from chemteb_eval.results.ranking import choose_benchmark
 
     if not scanned:  # the newcomer's first try, before any run
@@ -522,8 +521,8 @@ def _rank_benchmark(args: argparse.Namespace, scanned: list[Any]) -> tuple[Any, 
             file=sys.stderr,
         )
     if args.benchmark is not None:
-        return tasks.get_benchmark(args.benchmark), ""
-    bench, why = choose_benchmark(scanned)
+        return catalog.get_benchmark(args.benchmark), ""
+    bench, why = choose_benchmark(scanned, catalog)
     if not scanned:
         return bench, ""
     return bench, f"Ranked on {bench.name}, {why}. Another: -b NAME (`chemteb list` names them)."

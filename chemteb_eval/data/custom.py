@@ -89,7 +89,13 @@ def read_custom(
                 f"{task.name}: its files changed after the task file was read ({task.revision} "
                 f"-> {fingerprint}); the files as read now are scored, and named by {fingerprint}."
             )
-        return _read(task, splits, copy, fmt, log)
+        try:
+            return _read(task, splits, copy, fmt, log)
+        except ChemtebError as exc:  # a row's error names the user's file, not the copy
+            message = str(exc).replace(str(copy), str(path))
+            raise (CustomDataError if isinstance(exc, ValueError) else ChemtebError)(
+                message
+            ) from None
 
 
 def _read(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from chemteb_eval import __version__
 from chemteb_eval.errors import short_repr
+from chemteb_eval.results.markup import md
 from chemteb_eval.results.ranking import DETAIL_KEYS
 from chemteb_eval.results.runs import LEGACY_RUN_META, read_runs
 from chemteb_eval.results.schema import ResultFile, check_score, match_task
@@ -30,6 +31,7 @@ from chemteb_eval.tasks import (
     eval_splits,
     main_score,
 )
+from chemteb_eval.tasks.catalog import BUILTIN, TaskCatalog
 
 from ._errors import HubUnreachableError, hub_errors, require_token
 from ._repo import check_repo_id
@@ -119,11 +121,10 @@ def _model_name(meta_path: Path) -> str | None:
     return name
 
 
-def _register_recorded(folder: Path, log: Callable[[str], None]) -> None:
-    """The tasks a task-file run recorded beside its results, registered so that their files
-    match (a Hub-sourced one goes on the card under its dataset and commit)."""
+def _recorded_catalog(folder: Path, log: Callable[[str], None]) -> TaskCatalog:
+    """The registered tasks and those a task-file run recorded beside these results, so that
+    their files match (a Hub-sourced one goes on the card under its dataset and commit)."""
     from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX, TaskFileError, read_recorded_task
-    from chemteb_eval.tasks.registry import register_custom_tasks
 
     found = []
     for recorded in sorted(folder.glob(f"*{TASK_FILE_SUFFIX}")):
@@ -132,9 +133,10 @@ def _register_recorded(folder: Path, log: Callable[[str], None]) -> None:
         except (TaskFileError, OSError) as exc:
             log(f"skipped {recorded.name}: {exc}")
     try:
-        register_custom_tasks(found)
+        return TaskCatalog.with_tasks(found)
     except ValueError as exc:  # a recorded name that a registered task has
         log(f"skipped the recorded tasks of {folder}: {exc}")
+        return BUILTIN
 
 
 def find_task_results(
@@ -147,7 +149,7 @@ def find_task_results(
     with a line on ``log``.
     """
     files = _result_files(Path(path))
-    _register_recorded(files[0].parent, log)
+    catalog = _recorded_catalog(files[0].parent, log)
     meta_path = files[0].parent / "model_meta.json"
     model = None
     if meta_path.is_file():
@@ -158,7 +160,7 @@ def find_task_results(
             file = ResultFile.read(path)
         except (OSError, ValueError, RecursionError) as exc:
             raise ValueError(f"results: {path} is not a result file ({exc}).") from exc
-        task = match_task(file.task_name, file.dataset_revision)
+        task = match_task(file.task_name, file.dataset_revision, catalog.list_tasks())
         if task is None:
             log(f"skipped {path.name}: no task named {file.task_name} in the registry")
         elif task.hf_path is None and task.builder == "custom":
@@ -605,7 +607,9 @@ def card_with_results(
     ours = eval_results_to_model_index(model_name, new)[0]["results"] if new else []
     new_entry = {"name": model_name, "results": _merge_results([], ours)}
     if old_card is None:
-        fresh = "---\nmodel-index:\n" + _dump_block([new_entry], 0) + f"---\n\n# {model_name}\n"
+        # the name is recorded text (model_meta.json): escaped as the Space escapes it
+        heading = f"# {md(model_name)}\n"
+        fresh = "---\nmodel-index:\n" + _dump_block([new_entry], 0) + f"---\n\n{heading}"
         _check_reads_back(fresh, {"model-index": [new_entry]})
         return fresh
     card = _split_card(old_card)
@@ -962,7 +966,7 @@ def push_results(
             repo_id,
             operations=operations,
             commit_message=f"Add ChemTEB results ({len(tasks)} tasks, chemteb-eval {__version__})",
-            commit_description="Tasks: " + ", ".join(tasks),
+            commit_description="Tasks: " + ", ".join(md(t) for t in tasks),  # Markdown
             create_pr=create_pr,
         )
     report.commit = info.oid

@@ -12,6 +12,7 @@ libraries and gradio (no chemteb-eval, torch, RDKit or model).
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -312,11 +313,28 @@ def publish_task_file(
         )
 
 
+def card_declaration(declared: TaskFile, repo_id: str, revision: str = "COMMIT") -> str:
+    """The task file a colleague saves to run the published task: the publisher's whole
+    declaration (splits, train split, main score, prompts, description: everything that sets a
+    number), its source the Hub repo at ``revision``, as YAML. The columns are not there: the
+    published layout has the canonical ones."""
+    import yaml
+
+    out = {k: v for k, v in declared.declaration().items() if k not in ("columns", "license")}
+    out["source"] = {"hub": repo_id, "revision": revision}
+    return yaml.safe_dump(out, sort_keys=False, allow_unicode=True)
+
+
 def _task_card(declared: TaskFile, repo_id: str, splits: Sequence[str]) -> str:
     from chemteb_eval.tasks import kind
 
-    about = declared.description or f"A {declared.type} task."
+    # the card is Markdown: a description from the user's file is shown, never interpreted
+    about = " ".join((declared.description or f"A {declared.type} task.").split())
+    about = about.replace("<", "&lt;").replace(">", "&gt;")
     columns = ", ".join(f"`{c}`" for c in kind(declared.type).file_columns)
+    text = card_declaration(declared, repo_id).rstrip()
+    # a fence longer than any run of backticks in the block (a prompt may hold some)
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", text)), default=0))
     return f"""# {declared.name}
 
 {about}
@@ -329,17 +347,12 @@ A {declared.type} task made with [chemteb-eval](https://pypi.org/project/chemteb
 ## Run it
 
 Save this as `{declared.name}.yaml`, with `revision` the commit of this repository you want
-(the repository's history lists them):
+(the repository's history lists them). It is the publisher's declaration, whole (splits,
+prompts, main score), so the same model gives the publisher's scores:
 
-```yaml
-name: {declared.name}
-type: {declared.type}
-source:
-  hub: {repo_id}
-  revision: COMMIT
-splits: [{", ".join(declared.splits)}]
-main_score: {declared.main_score}
-```
+{fence}yaml
+{text}
+{fence}
 
 then `chemteb run -m MODEL --task-file {declared.name}.yaml`; `chemteb rank results/` ranks it
 with your other tasks, apart from ChemTEB's.

@@ -6,6 +6,7 @@ where the exact test says 0.5)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,11 +17,26 @@ from chemteb_eval.scoring.uncertainty import (
     paired_statistic_bootstrap,
     sign_flip_test,
 )
-from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
+from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits
 
-from .ranking import ModelResults, read_results, scan_results, task_evidence
+from .ranking import (
+    ModelResults,
+    ScannedModel,
+    catalog_of,
+    read_results,
+    scan_results,
+    split_versions,
+    task_evidence,
+)
 
-__all__ = ["Comparison", "TaskComparison", "compare_models", "format_p", "load_model"]
+__all__ = [
+    "Comparison",
+    "TaskComparison",
+    "compare_models",
+    "format_p",
+    "load_model",
+    "load_models",
+]
 
 ALPHA = 0.05
 
@@ -74,22 +90,42 @@ class Comparison:
         return f"{better} is better (p = {p}, sign-flip test over {n} tasks)"
 
 
-def load_model(path: str | Path, bench: Benchmark | str) -> ModelResults:
-    """One model's results from its folder (``org__model``), a revision folder below it, or a
-    results root holding exactly one model. ``bench`` may be a name: it is looked up after the
-    folder is read, so ``Custom`` knows the tasks the folder recorded (task files)."""
+def _scan_one(path: str | Path) -> list[ScannedModel]:
+    """The one model of a folder (``org__model``), a revision folder below it, or a results
+    root holding exactly one model."""
     path = Path(path)
     if not path.is_dir():
         raise ValueError(f"results: {path} is not a folder.")
     if any(path.glob("*.json")):  # a revision folder
         path = path.parent
-    if any(path.glob("*/*.json")):  # a model folder
-        scanned = [m for m in scan_results([path.parent]) if m.folder == path]
+    if any(path.glob("*/*.json")):  # a model folder (the model itself, not its experiments)
+        scanned = [
+            m for m in scan_results([path.parent]) if m.folder == path and m.experiment is None
+        ]
     else:
         scanned = scan_results([path])
     if len(scanned) != 1:
         raise ValueError(f"results: {path} holds {len(scanned)} models; pass one model's folder.")
-    return read_results(scanned, get_benchmark(bench) if isinstance(bench, str) else bench)[0]
+    return scanned
+
+
+def load_models(
+    paths: Sequence[str | Path], bench: Benchmark | str
+) -> tuple[list[ModelResults], Benchmark]:
+    """Each folder's model (see ``_scan_one``) and the benchmark, read together: ``bench`` may
+    be a name, looked up in the tasks the folders recorded too (``Custom``), and a task file's
+    task that the folders recorded in different versions (declaration or data) is split into
+    one task a version, so two versions are never compared as one task."""
+    scanned = [m for path in paths for m in _scan_one(path)]
+    split_versions(scanned)
+    if isinstance(bench, str):
+        bench = catalog_of(scanned).get_benchmark(bench)
+    return read_results(scanned, bench), bench
+
+
+def load_model(path: str | Path, bench: Benchmark | str) -> ModelResults:
+    """One model's results (``load_models`` for one folder)."""
+    return load_models([path], bench)[0][0]
 
 
 def _task_interval(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,8 +19,8 @@ from chemteb_eval.tasks import (
     get_benchmark,
     main_score,
 )
+from chemteb_eval.tasks.catalog import TaskCatalog
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES, kind
-from chemteb_eval.tasks.registry import known_benchmarks
 
 from .evidence import Evidence
 from .inputs import model_name, model_table_paths, read_model_table
@@ -36,11 +36,13 @@ __all__ = [
     "RankedModel",
     "ScannedModel",
     "benchmark_coverage",
+    "catalog_of",
     "choose_benchmark",
     "rank_models",
     "read_model_table",
     "read_results",
     "scan_results",
+    "split_versions",
 ]
 
 # What `rank` and the Space show when the results say nothing (no file matches any benchmark),
@@ -151,7 +153,7 @@ def scan_results(
                     scanned.append(model)
                     problem = ""  # told once, with the first model of the root
     _tell_apart(scanned)
-    _register_custom(scanned)
+    split_versions(scanned)
     return scanned
 
 
@@ -226,27 +228,65 @@ def _recorded_tasks(dirs: list[Path], skipped: list[str]) -> list[Task]:
     return found
 
 
-def _register_custom(scanned: list[ScannedModel]) -> None:
-    """The custom tasks the results recorded, registered (the ``Custom`` benchmark). Where
-    models scored different data under one name, the most common declaration is the task's
-    (the others' files then show as scored on other data); a name a registered task has is
+def split_versions(scanned: list[ScannedModel]) -> None:
+    """The custom tasks the results recorded, one task a declaration: where models scored
+    different declarations or data under one name, each version becomes a task of its own,
+    named ``Name(<8 hex>)`` after its content (its declaration digest and data), and each
+    model's file is read as the version it recorded, with a note saying so. No order (of
+    folders, of models) decides which version "is the task". A name a registered task has is
     refused for every model that recorded it."""
-    from chemteb_eval.tasks.registry import list_tasks_builtin, register_custom_tasks
+    from chemteb_eval.tasks.registry import list_tasks_builtin
 
-    builtin = {n for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
-    by_name: dict[str, Counter[str]] = {}  # name -> declaration -> models
-    declared: dict[str, Task] = {}
+    builtin = {n.casefold() for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
+    versions: dict[str, set[tuple[str, str]]] = {}  # name -> {(declaration, data)}
     for model in scanned:
+        kept = []
         for task in model.custom:
-            if task.name in builtin:
+            if task.name.casefold() in builtin:
                 model.skipped.append(
                     f"{model.folder}: a task file's task is named {task.name!r}, as a registered "
                     "task is; its results are read as that task's."
                 )
                 continue
-            by_name.setdefault(task.name, Counter())[task.definition] += 1
-            declared.setdefault(task.definition, task)
-    register_custom_tasks(declared[c.most_common(1)[0][0]] for c in by_name.values())
+            kept.append(task)
+            versions.setdefault(task.name, set()).add(_version(task))
+        model.custom = kept
+    split = {name for name, seen in versions.items() if len(seen) > 1}
+    for model in scanned:
+        renamed = {t.name: _versioned(t) for t in model.custom if t.name in split}
+        if not renamed:
+            continue
+        model.custom = [replace(t, name=renamed.get(t.name, t.name)) for t in model.custom]
+        model.files = [
+            replace(f, task_name=renamed[f.task_name]) if f.task_name in renamed else f
+            for f in model.files
+        ]
+        for old, new in sorted(renamed.items()):
+            model.notes.append(
+                f"{old}: models recorded {len(versions[old])} different declarations or data "
+                f"under this name; {model.name}'s is shown as {new}, apart from the others."
+            )
+
+
+def _version(task: Task) -> tuple[str, str]:
+    return task.declaration_digest(), task.revision or ""
+
+
+def _versioned(task: Task) -> str:
+    import hashlib
+
+    key = "\0".join(_version(task)).encode()
+    return f"{task.name}({hashlib.sha256(key).hexdigest()[:8]})"
+
+
+def catalog_of(scanned: list[ScannedModel]) -> TaskCatalog:
+    """The tasks ``scanned`` knows: the registered ones and every custom task its models
+    recorded (after ``scan_results`` split versions apart: one record a name)."""
+    tasks: dict[str, Task] = {}
+    for model in scanned:
+        for task in model.custom:
+            tasks.setdefault(task.name, task)
+    return TaskCatalog.with_tasks(tasks.values())
 
 
 def _read_runs(dirs: list[Path], model: ScannedModel) -> None:
@@ -337,12 +377,16 @@ class BenchmarkCoverage:
         return f"none of its {self.tasks} tasks"
 
 
-def benchmark_coverage(scanned: list[ScannedModel]) -> list[BenchmarkCoverage]:
-    """Every registered benchmark's coverage by ``scanned``, best covered first: most complete
-    models, then most scores per task, then ``DEFAULT_BENCHMARK``, then the most tasks (a
-    benchmark covered as fully as a smaller one says more), then registry order."""
+def benchmark_coverage(
+    scanned: list[ScannedModel], catalog: TaskCatalog | None = None
+) -> list[BenchmarkCoverage]:
+    """Every benchmark's coverage by ``scanned`` (the registered ones, and ``Custom`` when the
+    catalog — by default ``catalog_of(scanned)`` — holds a user's tasks), best covered first:
+    most complete models, then most scores per task, then ``DEFAULT_BENCHMARK``, then the most
+    tasks (a benchmark covered as fully as a smaller one says more), then registry order."""
+    known = (catalog or catalog_of(scanned)).known_benchmarks()
     found = []
-    for bench in known_benchmarks():
+    for bench in known:
         tasks = len(benchmark_tasks(bench))
         counts = [len(m.scores) for m in read_results(scanned, bench)]
         found.append(
@@ -354,7 +398,7 @@ def benchmark_coverage(scanned: list[ScannedModel]) -> list[BenchmarkCoverage]:
                 scores=sum(counts),
             )
         )
-    order = [b.name for b in known_benchmarks()]
+    order = [b.name for b in known]
     return sorted(
         found,
         key=lambda c: (
@@ -367,12 +411,14 @@ def benchmark_coverage(scanned: list[ScannedModel]) -> list[BenchmarkCoverage]:
     )
 
 
-def choose_benchmark(scanned: list[ScannedModel]) -> tuple[Benchmark, str]:
+def choose_benchmark(
+    scanned: list[ScannedModel], catalog: TaskCatalog | None = None
+) -> tuple[Benchmark, str]:
     """The registered benchmark ``scanned`` covers best (``benchmark_coverage``), and why, as a
     clause for a sentence that names it: ``the benchmark these results cover best (1 of 1
     model(s) complete on its 7 tasks; no other benchmark has any of their tasks)``. With no
     score on any benchmark, ``DEFAULT_BENCHMARK``, saying so."""
-    ranked = benchmark_coverage(scanned)
+    ranked = benchmark_coverage(scanned, catalog)
     best = ranked[0]
     if not best.scores:
         return get_benchmark(DEFAULT_BENCHMARK), (

@@ -307,6 +307,8 @@ class Benchmark:
         hub_repo: the benchmark's own dataset repo on the Hub (the ``eval.yaml`` repo the Hub's
             benchmark leaderboards read), under which a model's overall score is filed; ``None``
             while it has none (MTEB's ChemTEB benchmarks have none either).
+        records: the task records themselves, for a benchmark of tasks no registry holds (a
+            user's own, in a ``TaskCatalog``): the benchmark carries them, in ``tasks`` order.
     """
 
     name: str
@@ -318,10 +320,13 @@ class Benchmark:
     eval_splits: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     reference: str | None = None
     hub_repo: str | None = None
+    records: tuple[Task, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.tasks:
             raise ValueError(f"tasks: benchmark {self.name} has none.")
+        if self.records and tuple(t.name for t in self.records) != self.tasks:
+            raise ValueError(f"records: benchmark {self.name}'s records are not its tasks.")
         if len(set(self.tasks)) != len(self.tasks):
             raise ValueError(f"tasks: benchmark {self.name} lists a task twice.")
         for mapping_name in ("main_scores", "eval_splits"):

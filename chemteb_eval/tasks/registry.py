@@ -10,6 +10,7 @@ from .chemteb import CHEMTEB_V1_TASK_NAMES, MTEB_TASKS, PAPER_TASK_NAMES, RELEAS
 from .kinds import KINDS, TASK_TYPES
 from .pipchem import PIPCHEM_TASKS
 from .records import Aggregation, Benchmark, Task
+from .reserved import reserved_because
 from .scitext import SCIEMBED_TASKS, SCITEXT_TASKS
 
 COLLECTIONS: Mapping[str, tuple[Task, ...]] = MappingProxyType(
@@ -106,48 +107,28 @@ def _unknown(kind: str, name: str, choices: list[str]) -> ValueError:
     return ValueError(f"{kind}: unknown {kind} {name!r}.{hint} `chemteb list` shows them all.")
 
 
-# A user's own tasks (``--task-file``, or the task files recorded beside results): registered for
-# this process, in their own collection and benchmark, never mixed into a registered one.
+# A user's own tasks (``--task-file``, or the task files recorded beside results) live in a
+# ``TaskCatalog`` value (``tasks.catalog``), in their own collection and benchmark, never mixed
+# into a registered one; no module state holds them.
 CUSTOM = "custom"
 CUSTOM_BENCHMARK = "Custom"
-_custom: dict[str, Task] = {}
-
-
-def register_custom_tasks(tasks: Iterable[Task]) -> list[Task]:
-    """Make a user's tasks known to ``get_task``, ``match_task`` and the ``Custom`` benchmark.
-
-    A name a registered task has is refused (``ValueError`` naming it); registering a task
-    again replaces its record (the newest declaration of the name wins).
-
-    Returns:
-        The tasks, as registered.
-    """
-    tasks = list(tasks)
-    for task in tasks:
-        if task.collection != CUSTOM:
-            raise ValueError(f"task: {task.name} is not a custom task (collection {CUSTOM!r}).")
-        check_custom_name(task.name)
-    for task in tasks:
-        _custom[task.name] = task
-    return tasks
 
 
 def check_custom_name(name: str) -> str:
-    """``name`` unless a registered task has it, in any letter case (``chemteb run`` writes
-    ``{name}.json`` beside ChemTEB's files, and macOS and Windows fold case);
-    ``ValueError`` naming ``name`` otherwise."""
+    """``name`` unless a registered task has it, or it is reserved (an MTEB task's name, or the
+    stem of a file in a model's results folder: ``reserved.reserved_because``), in any letter
+    case (``chemteb run`` writes ``{name}.json`` beside ChemTEB's files, and macOS and Windows
+    fold case); ``ValueError`` naming ``name`` otherwise."""
     folded = {n.casefold(): n for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
     if name.casefold() in folded:
         raise ValueError(
             f"name: {name!r} is the registered task {folded[name.casefold()]!r}'s name (letter "
             "case aside); give your task another name."
         )
+    reason = reserved_because(name)
+    if reason is not None:
+        raise ValueError(f"name: {reason}; give your task another name.")
     return name
-
-
-def clear_custom_tasks() -> None:
-    """Forget every custom task (tests; a long-lived process that reads other results)."""
-    _custom.clear()
 
 
 def list_tasks_builtin() -> list[Task]:
@@ -156,36 +137,37 @@ def list_tasks_builtin() -> list[Task]:
 
 
 def list_tasks(collection: str | None = None) -> list[Task]:
-    """All task records, or those of one collection (``release``, ``mteb``, ``pipchem``,
-    ``scitext``, or ``custom``: a user's own tasks registered in this process)."""
+    """All registered task records, or those of one collection (``release``, ``mteb``,
+    ``pipchem``, ``scitext``). A user's own tasks are a ``TaskCatalog``'s."""
     if collection is None:
-        return [*list_tasks_builtin(), *_custom.values()]
+        return list_tasks_builtin()
     if collection == CUSTOM:
-        return list(_custom.values())
+        return []
     if collection not in COLLECTIONS:
         raise _unknown("collection", collection, [*COLLECTIONS, CUSTOM])
     return list(COLLECTIONS[collection])
 
 
-def custom_benchmark() -> Benchmark | None:
-    """The user's own tasks as one benchmark (mean over tasks), or ``None`` when none is
-    registered."""
-    if not _custom:
+def custom_benchmark(tasks: Iterable[Task]) -> Benchmark | None:
+    """A user's own tasks as one benchmark (mean over tasks, the records carried, by name), or
+    ``None`` when there are none."""
+    records = tuple(sorted(tasks, key=lambda t: t.name))
+    if not records:
         return None
     return Benchmark(
         name=CUSTOM_BENCHMARK,
         collection=CUSTOM,
-        tasks=tuple(sorted(_custom)),
+        tasks=tuple(t.name for t in records),
         aggregation=Aggregation("mean"),
         description="Your own tasks (task files): ranked by the mean over tasks, apart from "
         "every registered benchmark.",
+        records=records,
     )
 
 
 def known_benchmarks() -> list[Benchmark]:
-    """Every registered benchmark, and ``Custom`` when custom tasks are registered."""
-    custom = custom_benchmark()
-    return [*BENCHMARKS.values(), *([custom] if custom else [])]
+    """Every registered benchmark (a ``TaskCatalog`` adds ``Custom``)."""
+    return list(BENCHMARKS.values())
 
 
 def get_task(name: str, collection: str | None = None) -> Task:
@@ -224,21 +206,20 @@ def get_benchmark(name: str) -> Benchmark:
     """A benchmark by name: ``ChemTEB``, ``ChemTEB(v1.1)``, ``ChemTEB(paper)``, ``PipChem``...,
     or ``Custom`` (the custom tasks registered in this process)."""
     if name == CUSTOM_BENCHMARK:
-        custom = custom_benchmark()
-        if custom is None:
-            raise ValueError(
-                "benchmark: Custom has no tasks: pass --task-file (chemteb run), or rank results "
-                "written with a task file (each records its task beside its results)."
-            )
-        return custom
+        raise ValueError(
+            "benchmark: Custom has no tasks: pass --task-file (chemteb run), or rank results "
+            "written with a task file (each records its task beside its results)."
+        )
     if name not in BENCHMARKS:
         raise _unknown("benchmark", name, list(BENCHMARKS))
     return BENCHMARKS[name]
 
 
 def benchmark_tasks(benchmark: Benchmark | str) -> list[Task]:
-    """The task records of a benchmark, in its order."""
+    """The task records of a benchmark, in its order (those it carries, else the registry's)."""
     bench = get_benchmark(benchmark) if isinstance(benchmark, str) else benchmark
+    if bench.records:
+        return list(bench.records)
     return [get_task(name, bench.collection) for name in bench.tasks]
 
 

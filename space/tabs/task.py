@@ -8,11 +8,11 @@ from typing import Any
 
 import gradio as gr
 from state import AppState, Filters, Param
-from views import frame, write_csv
+from views import frame, md, md_code, write_csv
 
 from chemteb_eval.results.leaderboard import task_size
 from chemteb_eval.results.ranking import DETAIL_KEYS
-from chemteb_eval.tasks import main_score
+from chemteb_eval.tasks import Task, main_score
 
 from .base import Layout, Tab, download_button, table_update
 
@@ -36,14 +36,7 @@ def view(state: AppState, filters: Filters, task: str) -> list[Any]:
     record = next(t for t in board.tasks if t.name == name)
     size = task_size(record)
     key = main_score(board.benchmark, record)
-    info = (
-        f"**{record.name}** · {record.type} · scored by `{key}` "
-        f"on {', '.join(record.eval_splits)}\n\n"
-        f"Dataset: `{record.hf_path or record.builder}`"
-        + (f" @ `{record.revision[:10]}`" if record.revision else "")
-        + f" · samples: {size if size is not None else 'unknown'}"
-        + (f"\n\n{record.description}" if record.description else "")
-    )
+    info = _card(record, key, size)
     rows = filters.rows(board, board.per_task.get(name, []))
     columns = list(board.per_task[name][0]) if board.per_task.get(name) else ["Rank", "Model"]
     df = frame(rows, columns=columns, scores={key, *DETAIL_KEYS[record.type]})
@@ -53,6 +46,20 @@ def view(state: AppState, filters: Filters, task: str) -> list[Any]:
         table_update(df),
         write_csv(df, f"{board.benchmark.name}-{name}"),
     ]
+
+
+def _card(record: Task, key: str, size: int | None) -> str:
+    """The task's card above its table. A custom task's name, description and source come from
+    a task file recorded beside someone's results: each is escaped as model names are
+    (``md``, ``md_code``), so a description cannot link, embed, or start a heading or list."""
+    return (
+        f"**{md(record.name)}** · {md(record.type)} · scored by {md_code(key)} "
+        f"on {md(', '.join(record.eval_splits))}\n\n"
+        f"Dataset: {md_code(record.hf_path or record.builder)}"
+        + (f" @ {md_code(record.revision[:10])}" if record.revision else "")
+        + f" · samples: {size if size is not None else 'unknown'}"
+        + (f"\n\n{md(record.description)}" if record.description else "")
+    )
 
 
 TAB = Tab(id="task", label="Per task", layout=layout, view=view, params=(Param("task", ""),))

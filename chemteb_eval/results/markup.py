@@ -1,0 +1,47 @@
+"""Recorded text (model names, families, task names and descriptions, file names) as Markdown,
+Plotly and code spans show it literally: the one escaper of every page and card that renders
+text someone else wrote (the Space's tabs and plots, a model card's heading).
+
+A recorded string may hold ``<img src=x onerror=...>``, ``[link](javascript:...)``, a ``|``
+that would end a Markdown table's cell, or line breaks that would end the table; escaped, it
+renders as its own characters and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["md", "md_code", "plot_text"]
+
+# ":" too: "http\://" is not autolinked (GitHub-flavoured Markdown links bare URLs)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|<>~&$:])")
+_MD_LINE_START = re.compile(r"^(?=[#+\-=>])")  # a heading, list or quote marker
+_MD_ORDERED = re.compile(r"^(\d+)([.)])")  # "1. " starts an ordered list
+
+
+def md(text: Any) -> str:
+    """``text`` as literal Markdown: every character Markdown (or the HTML in it) would act on
+    is backslash-escaped, and line breaks become spaces, so a contributed model name, family or
+    file name can neither link, embed a remote image, nor start a list."""
+    flat = " ".join(str(text).splitlines()).strip()  # 4 leading spaces would start code
+    text = _MD_SPECIAL.sub(r"\\\1", flat)
+    text = re.sub(r"(?i)\bwww\.", r"www\\.", text)
+    return _MD_ORDERED.sub(r"\1\\\2", _MD_LINE_START.sub("\\\\", text))
+
+
+def plot_text(text: Any) -> str:
+    """``text`` as Plotly shows it literally: Plotly reads ``<a href>``, ``<b>``, ``<br>`` and
+    ``<span style>`` in trace names, tick labels and hover text, and decodes ``&lt;``/``&gt;``/
+    ``&amp;``, so escaping those three keeps a contributed name from becoming a link."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def md_code(text: Any) -> str:
+    """``text`` as a Markdown code span, shown literally whatever it holds: the fence is one
+    backtick longer than any run of backticks inside (CommonMark's rule), lines joined."""
+    flat = " ".join(str(text).splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
