@@ -460,3 +460,67 @@ def test_a_published_cards_task_file_gives_the_publishers_scores(tmp_path: Path)
     no_prompt = _run([write_retrieval(tmp_path / "plain")], tmp_path / "plain-results")
     plain = json.loads((no_prompt.results_dir / "SolventRetrieval.json").read_text())
     assert plain["scores"] != mine["scores"]  # the prompt matters: the card had to carry it
+
+
+# -- a task file chooses its protocol: the paper's or MTEB 2.26's ----------------------------
+
+
+def test_a_task_file_chooses_its_protocol(tmp_path: Path) -> None:
+    plain = read_task_file(write_pairs(tmp_path))
+    assert plain.protocol == "paper" and "protocol" not in plain.declaration()
+    text = plain.path.read_text()
+    plain.path.write_text(text + "protocol: mteb2\n")
+    chosen = read_task_file(plain.path)
+    assert chosen.to_task().protocol == "mteb2" and chosen.declaration()["protocol"] == "mteb2"
+    assert chosen.to_task().declaration_digest() != plain.to_task().declaration_digest()
+    plain.path.write_text(text + "protocol: mteb1\n")
+    with pytest.raises(TaskFileError, match="protocol 'mteb1'; use paper"):
+        read_task_file(plain.path)
+
+
+_ZERO_QRELS = "query-id\tcorpus-id\tscore\nq1\td2\t1\nq2\td3\t2\nq2\td1\t0\nq3\td4\t0\n"
+
+
+@pytest.mark.parametrize("protocol", ["paper", "mteb2"])
+def test_the_mteb2_protocol_equals_mteb_226_on_the_same_vectors(
+    tmp_path: Path, protocol: str
+) -> None:
+    """A run under ``protocol: mteb2`` gives MTEB 2.26's numbers on the run's own vectors: a
+    judged query with no relevant document (q3) scored 0, pair thresholds never cut between
+    equal scores; under ``paper`` (the default) q3 is left out, as the published results did."""
+    pytest.importorskip("mteb")
+    from .helpers import mteb_reference as ref
+    from .test_custom_tasks import write_retrieval
+
+    task_file = write_retrieval(tmp_path, qrels=_ZERO_QRELS)
+    task_file.write_text(task_file.read_text() + f"protocol: {protocol}\n")
+    # pairs whose hashing-encoder cosines tie (the same pair twice, with both labels)
+    rows = PAIRS + "aspirin,acetylsalicylic acid,0\nethanol,ethyl alcohol,0\n"
+    pairs = write_pairs(tmp_path, rows)
+    pairs.write_text(pairs.read_text() + f"protocol: {protocol}\n")
+    report = _run([task_file, pairs], tmp_path / "results")
+    got = _result(report, "SolventRetrieval")["scores"]["test"][0]
+    encoder = HashingEncoder()
+    declared = read_task_file(task_file)
+    data = load_task(declared.to_task(), data_path=declared.source)["default"]["test"]
+    q = encoder.encode(data.query_texts, prompt="", batch_size=8)
+    c = encoder.encode(data.corpus_texts, prompt="", batch_size=8)
+    qrels = (
+        data.qrels if protocol == "mteb2" else {k: v for k, v in data.qrels.items() if k != "q3"}
+    )
+    want = ref.retrieval(q, c, data.query_ids, data.corpus_ids, qrels, [1, 3, 5, 10])
+    assert ("q3" in data.query_ids) is (protocol == "mteb2")
+    for k in (1, 3, 5, 10):
+        assert got[f"ndcg_at_{k}"] == want.ndcg[f"NDCG@{k}"]
+        assert got[f"mrr_at_{k}"] == want.mrr[f"MRR@{k}"]
+    if protocol == "mteb2":  # q3 counted, as 0: a third fewer than the paper's mean
+        assert got["ndcg_at_10"] < 1.0
+    pair = _result(report, "SynonymPairs")["scores"]["test"][0]
+    declared = read_task_file(pairs)
+    data = load_task(declared.to_task(), data_path=declared.source)["default"]["test"]
+    e1 = encoder.encode(data.sentences1, prompt="", batch_size=8)
+    e2 = encoder.encode(data.sentences2, prompt="", batch_size=8)
+    mteb = ref.pair_classification(ref.pair_distances(e1, e2), np.asarray(data.labels))
+    if protocol == "mteb2":
+        for m in ("accuracy", "f1", "ap"):
+            assert pair[f"max_{m}"] == mteb[f"max_{m}"], m

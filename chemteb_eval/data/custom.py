@@ -437,17 +437,22 @@ def _beir(task: Task, source: Path, split: str, log: Callable[[str], None] | Non
     corpus = _records(task, source / "corpus.jsonl", "corpus")
     queries = _records(task, source / "queries.jsonl", "queries")
     qrels = _qrels(task, source / "qrels" / f"{split}.tsv", queries, corpus)
-    scored = [q for q in queries if any(g > 0 for g in qrels.get(q, {}).values())]
-    if not scored:
+    relevant = [q for q in queries if any(g > 0 for g in qrels.get(q, {}).values())]
+    if not relevant:
         raise CustomDataError(
             f"{task.name}: qrels/{split}.tsv judges no document relevant (score > 0) to any query."
         )
+    # mteb2: a judged query with no relevant document is scored (0), as MTEB 2.26 does
+    scored = [q for q in queries if q in qrels] if task.protocol == "mteb2" else relevant
     left = len(queries) - len(scored)
     if left and log is not None:
-        log(
-            f"{task.name} ({split}): {left} of {len(queries)} queries have no relevant document "
-            "in the split's judgements and are not scored (no metric is defined for them)."
+        how = (
+            "no judgement in the split"
+            if task.protocol == "mteb2"
+            else "no relevant document in the split's judgements (nDCG and recall are "
+            "undefined without one; protocol: mteb2 scores a judged one 0, as MTEB 2.26)"
         )
+        log(f"{task.name} ({split}): {left} of {len(queries)} queries have {how}; not scored.")
     return RetrievalData(
         corpus_ids=list(corpus),
         corpus_texts=list(corpus.values()),

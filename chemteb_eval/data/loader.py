@@ -216,10 +216,13 @@ def _load_retrieval_split(task: Task, path: str, subset: str, split: str) -> Ret
     qrels: dict[str, dict[str, int]] = {}
     for q, d, s in zip(qrels_ds["query-id"], qrels_ds["corpus-id"], qrels_ds["score"], strict=True):
         qrels.setdefault(str(q), {})[str(d)] = int(s)
-    # MTEB's documents are "title text"; queries without a relevant document are not scored.
+    # MTEB's documents are "title text"; queries without a relevant document are not scored
+    # (under the mteb2 protocol, a judged one is: scored 0, as MTEB 2.26 does).
     titles = corpus["title"] if "title" in corpus.column_names else [""] * len(corpus)
     texts = [(f"{t or ''} {x or ''}").strip() for t, x in zip(titles, corpus["text"], strict=True)]
     keep = {q for q, docs in qrels.items() if any(g > 0 for g in docs.values())}
+    if task.protocol == "mteb2":
+        keep = set(qrels) if keep else keep
     q_ids, q_texts = [], []
     for qid, text in zip(queries["id"], queries["text"], strict=True):
         if str(qid) in keep:

@@ -322,7 +322,8 @@ def card_declaration(declared: TaskFile, repo_id: str, revision: str = "COMMIT")
 
     out = {k: v for k, v in declared.declaration().items() if k not in ("columns", "license")}
     out["source"] = {"hub": repo_id, "revision": revision}
-    return yaml.safe_dump(out, sort_keys=False, allow_unicode=True)
+    text: str = yaml.safe_dump(out, sort_keys=False, allow_unicode=True)
+    return text
 
 
 def _task_card(declared: TaskFile, repo_id: str, splits: Sequence[str]) -> str:

@@ -49,6 +49,8 @@ class ScoreContext:
     # the F-beta's beta for the probes (classification adds fbeta keys; NER's overall_f1 is
     # then the F-beta); None: F1 only, as the protocol reports
     beta: float | None = None
+    # the task's protocol (tasks.records.PROTOCOLS): the paper's scoring, or MTEB 2.26's
+    protocol: str = "paper"
 
 
 @dataclass(frozen=True)
@@ -177,8 +179,12 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
         ),
         "PairClassification": KindRun(
             _pairs,
-            lambda d, e, _: scoring.score_pair_classification(
-                e["s1"], e["s2"], d.labels, return_items=True
+            lambda d, e, c: scoring.score_pair_classification(
+                e["s1"],
+                e["s2"],
+                d.labels,
+                return_items=True,
+                skip_tied_thresholds=c.protocol == "mteb2",
             ),
         ),
         "BitextMining": KindRun(
@@ -190,8 +196,14 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
                 "queries": (d.query_texts, "query"),
                 "corpus": (d.corpus_texts, "document"),
             },
-            lambda d, e, _: scoring.score_retrieval(
-                e["queries"], e["corpus"], d.query_ids, d.corpus_ids, d.qrels, return_items=True
+            lambda d, e, c: scoring.score_retrieval(
+                e["queries"],
+                e["corpus"],
+                d.query_ids,
+                d.corpus_ids,
+                d.qrels,
+                return_items=True,
+                no_relevant="zero" if c.protocol == "mteb2" else "skip",
             ),
         ),
         "STS": KindRun(_pairs, _sts_score),

@@ -467,7 +467,7 @@ def evaluate_task(
                     group: spill.embed(engine, texts, task_prompt(encoder, task, role))
                     for group, (texts, role) in split_texts(split_data).items()
                 }
-                metrics = score_split(split_data, emb, context)
+                metrics = score_split(split_data, emb, replace(context, protocol=task.protocol))
                 evidence = metrics.pop("items", None)
                 if items is not None and evidence is not None:
                     items[(split, subset)] = evidence

@@ -316,6 +316,7 @@ def score_retrieval(
     decimals: int | None = 5,
     chunk_size: int = 256,
     return_items: bool = False,
+    no_relevant: str = "skip",
 ) -> dict[str, Any]:
     """Exact cosine retrieval scored as MTEB scores it (pytrec_eval for nDCG/MAP/recall/P).
 
@@ -337,11 +338,18 @@ def score_retrieval(
         chunk_size: queries scored at a time (memory: chunk_size x n_docs floats).
         return_items: also return ``items``, the per-item evidence a bootstrap resamples
             (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
+        no_relevant: a judged query none of whose judgements is relevant (all grades 0):
+            ``"skip"`` leaves it out of the means (nDCG and recall divide by its relevant
+            documents, of which it has none: undefined); ``"zero"`` scores it 0 on every
+            metric, as MTEB 2.26 does (it averages pytrec_eval's per-query values over every
+            judged query, and pytrec_eval gives such a query 0).
 
     Returns:
         ``{ndcg,map,recall,precision,mrr}_at_{k}`` for every k and main_score (ndcg_at_10, or
         nDCG at the first k when 10 is not among the cut-offs).
     """
+    if no_relevant not in ("skip", "zero"):
+        raise ValueError(f"no_relevant: 'skip' or 'zero', got {no_relevant!r}.")
     q_emb = as_embeddings("query_embeddings", query_embeddings)
     c_emb = as_embeddings("corpus_embeddings", corpus_embeddings, dim=q_emb.shape[1])
     check_nonzero_rows("query_embeddings", q_emb)
@@ -373,6 +381,8 @@ def score_retrieval(
     ranked_grades = _ranked_grades(ranked, [judged[q] for q in scored], did_row)
     judged_relevant = [[g for g in judged[q].values() if g > 0] for q in scored]
     per_query = trec_metrics(ranked_grades, judged_relevant, k_values)
+    if no_relevant == "zero":  # every judged query, in query order; the unanswerable ones 0
+        scored, per_query = _with_zeros(qids, judged, scored, per_query)
     result: dict[str, Any] = _means(per_query, k_values, len(scored), decimals)
     if return_items:  # every metric of every scored query (unrounded)
         result["items"] = {"query_ids": np.asarray(scored), **per_query}
@@ -429,6 +439,23 @@ def _ranked_grades(
     pos = np.clip(np.searchsorted(keys, wanted), 0, len(keys) - 1)
     found: NDArray[np.int64] = np.where(keys[pos] == wanted, values[pos], 0)
     return found
+
+
+def _with_zeros(
+    qids: Sequence[str],
+    judged: Mapping[str, Mapping[str, int]],
+    scored: list[str],
+    per_query: dict[str, NDArray[np.float64]],
+) -> tuple[list[str], dict[str, NDArray[np.float64]]]:
+    """``per_query`` over every judged query in ``qids`` order, 0 where none is relevant."""
+    everyone = [q for q in qids if q in judged]
+    rows = {q: i for i, q in enumerate(scored)}
+    take = np.array([rows.get(q, -1) for q in everyone], dtype=np.int64)
+    out = {}
+    for name, values in per_query.items():
+        padded = np.concatenate([values, np.zeros(1)])  # index -1: the zero
+        out[name] = padded[take]
+    return everyone, out
 
 
 def _means(

@@ -37,7 +37,7 @@ from typing import Any
 from chemteb_eval.errors import ChemtebError
 
 from .kinds import KINDS, kind
-from .records import LOCAL_REVISION_PREFIX, Task
+from .records import LOCAL_REVISION_PREFIX, PROTOCOLS, Task
 from .registry import CUSTOM
 
 __all__ = [
@@ -57,7 +57,7 @@ FORMATS = ("beir", "hub", "csv", "jsonl", "parquet")
 # loaders read every ``*/*/*.json``, and ours every JSON beside the results).
 TASK_FILE_SUFFIX = ".task.yaml"
 _KEYS: tuple[str, ...] = ("name", "type", "description", "source", "splits", "train_split")
-_KEYS += ("columns", "main_score", "prompts", "license")
+_KEYS += ("columns", "main_score", "prompts", "license", "protocol")
 _SOURCE_KEYS = ("path", "hub", "revision", "format")
 _SIDES = ("query", "document")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.()\-]{0,119}")
@@ -105,6 +105,7 @@ class TaskFile:
     revision: str | None = None
     fingerprint: str | None = None
     license: str = ""  # the data's licence (an SPDX id), for publish-dataset's card
+    protocol: str = "paper"  # records.PROTOCOLS: the paper's scoring, or MTEB 2.26's
 
     def declaration(self) -> dict[str, Any]:
         """The task file as it was understood, defaults filled in (recorded beside results)."""
@@ -125,6 +126,8 @@ class TaskFile:
             out["prompts"] = dict(self.prompts)
         if self.license:
             out["license"] = self.license
+        if self.protocol != "paper":
+            out["protocol"] = self.protocol
         return out
 
     def to_task(self) -> Task:
@@ -148,6 +151,7 @@ class TaskFile:
             prompts=self.prompts,
             definition=yaml.safe_dump(self.declaration(), sort_keys=False, allow_unicode=True),
             data_format=self.format,
+            protocol=self.protocol,
         )
 
 
@@ -231,6 +235,7 @@ def read_task_file(
         format=fmt,
         description=_text(data, "description", where),
         license=_text(data, "license", where),
+        protocol=_protocol(data, where),
         train_split=train,
         columns=MappingProxyType(columns),
         prompts=MappingProxyType(_prompts(data, where)),
@@ -386,6 +391,16 @@ def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = Fal
     if not isinstance(value, str) or (required and not value.strip()):
         raise TaskFileError(f"{where}: {key} must be text, got {type(value).__name__}.")
     return value.strip()
+
+
+def _protocol(data: Mapping[str, Any], where: str) -> str:
+    protocol = _text(data, "protocol", where) or "paper"
+    if protocol not in PROTOCOLS:
+        raise TaskFileError(
+            f"{where}: protocol {protocol!r}; use paper (the published ChemTEB results' "
+            "scoring, the default) or mteb2 (MTEB 2.26's)."
+        )
+    return protocol
 
 
 def _splits(data: Mapping[str, Any], where: str) -> tuple[str, ...]:

@@ -48,7 +48,13 @@ DECLARATION_FIELDS = (
     "probe",
     "prompts",
     "data_format",
+    "protocol",
 )
+#: How a task is scored where MTEB's versions differ. ``paper``: as the published ChemTEB
+#: results (mteb 1.14.15) — a retrieval query with no relevant document is left out, the pair
+#: threshold sweep may cut between equal scores. ``mteb2``: as MTEB 2.26 — such a query is
+#: scored 0 on every metric, and the sweep never cuts between equal scores.
+PROTOCOLS = ("paper", "mteb2")
 
 
 def _plain(value: object) -> object:
@@ -141,6 +147,8 @@ class Task:
     definition: str = ""
     # how a task file's files are laid out (``beir``, ``hub``, ``csv``...): part of what it is
     data_format: str | None = None
+    # how it is scored where MTEB's versions differ (``PROTOCOLS``): the paper's, or MTEB 2.26's
+    protocol: str = "paper"
 
     def __post_init__(self) -> None:
         if not self.name or not re.match(r"^[A-Za-z0-9_.()\-]+$", self.name):
@@ -154,6 +162,10 @@ class Task:
             raise ValueError(
                 f"main_score: {self.main_score!r} is not a {self.type} score; use one of "
                 f"{sorted(MAIN_SCORES[self.type])}."
+            )
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(
+                f"protocol: {self.protocol!r} for task {self.name}; use one of {list(PROTOCOLS)}."
             )
         if self.category is not None and self.category not in CATEGORIES:
             raise ValueError(
