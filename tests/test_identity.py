@@ -524,3 +524,22 @@ def test_the_mteb2_protocol_equals_mteb_226_on_the_same_vectors(
     if protocol == "mteb2":
         for m in ("accuracy", "f1", "ap"):
             assert pair[f"max_{m}"] == mteb[f"max_{m}"], m
+
+
+def test_a_recorded_task_under_a_name_now_reserved_is_left_out_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    """Results recorded before MTEB's task names were refused still read: the task is left
+    out with the reason, and rank, the Space and compare go on."""
+    from chemteb_eval.results.ranking import catalog_of, scan_results
+
+    report = _run([write_pairs(tmp_path)], tmp_path / "results")
+    folder = report.results_dir
+    for suffix in (".json", ".task.yaml"):
+        old = folder / f"SynonymPairs{suffix}"
+        text = old.read_text().replace("SynonymPairs", "Banking77Classification")
+        (folder / f"Banking77Classification{suffix}").write_text(text)
+        old.unlink()
+    scanned = scan_results([tmp_path / "results"])
+    assert catalog_of(scanned).custom == ()
+    assert any("Banking77Classification" in s and "MTEB" in s for s in scanned[0].skipped)

@@ -235,7 +235,7 @@ def split_versions(scanned: list[ScannedModel]) -> None:
     model's file is read as the version it recorded, with a note saying so. No order (of
     folders, of models) decides which version "is the task". A name a registered task has is
     refused for every model that recorded it."""
-    from chemteb_eval.tasks.registry import list_tasks_builtin
+    from chemteb_eval.tasks.registry import check_custom_name, list_tasks_builtin
 
     builtin = {n.casefold() for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
     versions: dict[str, set[tuple[str, str]]] = {}  # name -> {(declaration, data)}
@@ -247,6 +247,11 @@ def split_versions(scanned: list[ScannedModel]) -> None:
                     f"{model.folder}: a task file's task is named {task.name!r}, as a registered "
                     "task is; its results are read as that task's."
                 )
+                continue
+            try:  # a name MTEB knows, or a results file's stem: recorded before it was refused
+                check_custom_name(task.name)
+            except ValueError as exc:
+                model.skipped.append(f"{model.folder}: a recorded task file's {exc}; left out.")
                 continue
             kept.append(task)
             versions.setdefault(task.name, set()).add(_version(task))
