@@ -543,3 +543,30 @@ def test_a_recorded_task_under_a_name_now_reserved_is_left_out_not_a_crash(
     scanned = scan_results([tmp_path / "results"])
     assert catalog_of(scanned).custom == ()
     assert any("Banking77Classification" in s and "MTEB" in s for s in scanned[0].skipped)
+
+
+# -- a task built locally (no Hub commit) is named by the data it loads ----------------------
+
+
+@pytest.mark.slow
+def test_a_local_build_is_scored_again_when_its_data_changes(
+    small_suite: Path, tmp_path: Path
+) -> None:
+    """PipChem has no revision: its result names the data by fingerprint, and a rerun compares
+    the fingerprint of the data it loads (after loading) with the recorded one."""
+    from chemteb_eval.tasks import get_task
+
+    task = get_task("PipChemWikiFieldClustering")
+    kwargs: dict[str, Any] = {"tasks": [task], "use_cache": False, "progress": False}
+    first = run(HashingEncoder(), output_dir=tmp_path, log=lambda m: None, **kwargs)
+    assert run(HashingEncoder(), output_dir=tmp_path, log=lambda m: None, **kwargs).statuses == {
+        "PipChemWikiFieldClustering": "skipped"
+    }
+    path = first.results_dir / "PipChemWikiFieldClustering.json"
+    payload = json.loads(path.read_text())
+    payload["dataset_revision"] = "sha256:" + "0" * 16  # as if scored on another build
+    path.write_text(json.dumps(payload))
+    lines: list[str] = []
+    again = run(HashingEncoder(), output_dir=tmp_path, log=lines.append, **kwargs)
+    assert again.statuses == {"PipChemWikiFieldClustering": "done"}
+    assert any("data changed since PipChemWikiFieldClustering.json" in line for line in lines)
