@@ -570,3 +570,38 @@ def test_a_local_build_is_scored_again_when_its_data_changes(
     again = run(HashingEncoder(), output_dir=tmp_path, log=lines.append, **kwargs)
     assert again.statuses == {"PipChemWikiFieldClustering": "done"}
     assert any("data changed since PipChemWikiFieldClustering.json" in line for line in lines)
+
+
+def test_compare_takes_a_backend_experiment_as_its_own_model(tmp_path: Path) -> None:
+    from chemteb_eval.results.compare import load_models
+
+    out = tmp_path / "results"
+    dirs = []
+    for framework in ("sentence-transformers", "onnxruntime-int8 (per text)"):
+        encoder = HashingEncoder()
+        encoder.meta = replace(encoder.meta, framework=framework)
+        tasks, paths = _custom_tasks_of(tmp_path)
+        report = run(
+            encoder,
+            tasks=tasks,
+            data_paths=paths,
+            output_dir=out,
+            use_cache=False,
+            progress=False,
+            log=lambda m: None,
+        )
+        dirs.append(report.results_dir)
+    (a, b), _ = load_models(dirs, "Custom")
+    assert a.model == "test/hashing-trigrams"
+    assert b.model == "test/hashing-trigrams (backend=onnx-int8)"
+
+
+def _custom_tasks_of(folder: Path) -> Any:
+    from chemteb_eval.cli.evaluate import _custom_tasks
+
+    files = (
+        [write_pairs(folder)]
+        if not (folder / "synonyms.yaml").exists()
+        else [folder / "synonyms.yaml"]
+    )
+    return _custom_tasks([str(p) for p in files])

@@ -19,6 +19,7 @@ from chemteb_eval.scoring.uncertainty import (
 )
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits
 
+from .io import EXPERIMENTS
 from .ranking import (
     ModelResults,
     ScannedModel,
@@ -96,11 +97,16 @@ def _scan_one(path: str | Path) -> list[ScannedModel]:
     path = Path(path)
     if not path.is_dir():
         raise ValueError(f"results: {path} is not a folder.")
-    if any(path.glob("*.json")):  # a revision folder
+    experiment = None
+    if path.parent.name == EXPERIMENTS:  # <model>/<revision>/experiments/<name>: a variant
+        experiment, path = path.name, path.parent.parent.parent
+    elif any(path.glob("*.json")):  # a revision folder
         path = path.parent
-    if any(path.glob("*/*.json")):  # a model folder (the model itself, not its experiments)
+    if any(path.glob("*/*.json")) or experiment:  # a model folder (or one of its experiments)
         scanned = [
-            m for m in scan_results([path.parent]) if m.folder == path and m.experiment is None
+            m
+            for m in scan_results([path.parent])
+            if m.folder == path and m.experiment == experiment
         ]
     else:
         scanned = scan_results([path])
