@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, Field, dataclass, field, fields
 from types import MappingProxyType
 from typing import Literal
 
@@ -64,6 +64,14 @@ def _plain(value: object) -> object:
     if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     return value
+
+
+def _default(f: Field[object]) -> object:
+    if f.default is not MISSING:
+        return f.default
+    if f.default_factory is not MISSING:
+        return f.default_factory()
+    return MISSING  # a required field: always in the digest
 
 
 def _frozen_map(value: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -223,7 +231,14 @@ class Task:
         an edited one (a column, a prompt, a split, the main score) another. The data is named
         apart (``revision``, or the fingerprint of what was scored), and so are the name,
         description, licence and sources, which change no number."""
-        facts = {name: _plain(getattr(self, name)) for name in DECLARATION_FIELDS}
+        # a field at its default is left out: a field added later (with a default that keeps
+        # today's scoring) changes no existing task's digest, so no result is rescored for it
+        defaults = {f.name: _default(f) for f in fields(self)}
+        facts = {
+            name: _plain(getattr(self, name))
+            for name in DECLARATION_FIELDS
+            if _plain(getattr(self, name)) != _plain(defaults[name])
+        }
         text = json.dumps(facts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return LOCAL_REVISION_PREFIX + hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
