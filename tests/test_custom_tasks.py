@@ -5,7 +5,8 @@ encoder (no model); the Hub round trip runs against the loopback Hub (slow). ~8 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -382,22 +383,39 @@ print(json.dumps(report.statuses))
 """
 
 
-@pytest.mark.slow
-def test_publish_a_task_and_run_it_from_the_hub(tmp_path: Path) -> None:
+@contextmanager
+def published(tmp_path: Path, task_file: Path) -> Iterator[tuple[Any, str, str]]:
+    """``publish-dataset --task-file`` to ``chemteb/sol`` on a loopback Hub: the Hub, the
+    commit made and what the command printed."""
     from .helpers.fake_hub import FakeHub
-    from .test_hub import TOKEN, chemteb, python
+    from .test_hub import TOKEN, chemteb
 
-    local = write_retrieval(tmp_path)
-    ours = _run([local], tmp_path / "local")
     hub = FakeHub()
     try:
         hub.add_token(TOKEN, "alice", orgs=("chemteb",))
         done = chemteb(
-            hub, tmp_path, "publish-dataset", "--task-file", str(local), "--repo-id", "chemteb/sol"
+            hub,
+            tmp_path,
+            "publish-dataset",
+            "--task-file",
+            str(task_file),
+            "--repo-id",
+            "chemteb/sol",
         )
         assert done.returncode == 0, done.stderr
-        sha = hub.repos[("dataset", "chemteb/sol")].refs["main"]
-        assert f"revision: {sha}" in done.stdout
+        yield hub, hub.repos[("dataset", "chemteb/sol")].refs["main"], done.stdout
+    finally:
+        hub.close()
+
+
+@pytest.mark.slow
+def test_publish_a_task_and_run_it_from_the_hub(tmp_path: Path) -> None:
+    from .test_hub import python
+
+    local = write_retrieval(tmp_path)
+    ours = _run([local], tmp_path / "local")
+    with published(tmp_path, local) as (hub, sha, printed):
+        assert f"revision: {sha}" in printed
         card = hub.files("chemteb/sol", repo_type="dataset")["README.md"].decode()
         assert "--task-file" in card and "hub: chemteb/sol" in card
         remote = declare(
@@ -408,8 +426,6 @@ def test_publish_a_task_and_run_it_from_the_hub(tmp_path: Path) -> None:
         ran = python(hub, tmp_path, _HUB_RUN, str(REPO_ROOT), str(remote), str(tmp_path / "hub"))
         assert ran.returncode == 0, ran.stderr[-3000:]
         assert json.loads(ran.stdout.strip().splitlines()[-1]) == {"SolventRetrieval": "done"}
-    finally:
-        hub.close()
     (path,) = (tmp_path / "hub").glob("*/*/SolventRetrieval.json")
     result = json.loads(path.read_text())
     assert result["dataset_revision"] == sha

@@ -30,6 +30,32 @@ def _result(report: Any, name: str) -> dict[str, Any]:
     return out
 
 
+def _score(
+    declared: Any,
+    out: Path,
+    *,
+    framework: str | None = None,
+    name: str = "test/hashing-trigrams",
+    log: Any = None,
+    **options: Any,
+) -> Any:
+    """A run of the hashing encoder (under another backend's ``framework``, if given) on one
+    declared task file's task, into ``out``."""
+    encoder = HashingEncoder(name=name)
+    if framework is not None:
+        encoder.meta = replace(encoder.meta, framework=framework)
+    return run(
+        encoder,
+        tasks=[declared.to_task()],
+        data_paths={declared.name: str(declared.source)},
+        output_dir=out,
+        use_cache=False,
+        progress=False,
+        log=log or (lambda m: None),
+        **options,
+    )
+
+
 def test_a_result_records_its_declaration_and_its_data(tmp_path: Path) -> None:
     files = [write_pairs(tmp_path)]
     report = _run(files, tmp_path / "results")
@@ -108,15 +134,7 @@ def test_files_changed_while_the_model_loads_are_scored_as_read_and_named_so(
     declared = read_task_file(files[0])
     (tmp_path / "synonyms.csv").write_text(PAIRS + "benzene,cyclohexane,0\n")  # meanwhile
     lines: list[str] = []
-    report = run(
-        HashingEncoder(),
-        tasks=[declared.to_task()],
-        data_paths={"SynonymPairs": str(declared.source)},
-        output_dir=tmp_path / "results",
-        use_cache=False,
-        progress=False,
-        log=lines.append,
-    )
+    report = _score(declared, tmp_path / "results", log=lines.append)
     result = _result(report, "SynonymPairs")
     assert result["dataset_revision"] == fingerprint_files(tmp_path / "synonyms.csv")
     assert result["dataset_revision"] != declared.fingerprint
@@ -284,18 +302,7 @@ def test_each_backend_and_dtype_gets_its_own_results_in_mteb_experiments(tmp_pat
     out = tmp_path / "results"
 
     def once(framework: str, precision: str = "float32") -> Any:
-        encoder = HashingEncoder()
-        encoder.meta = replace(encoder.meta, framework=framework)
-        return run(
-            encoder,
-            tasks=[declared.to_task()],
-            data_paths={"SynonymPairs": str(declared.source)},
-            output_dir=out,
-            use_cache=False,
-            precision=precision,
-            progress=False,
-            log=lambda m: None,
-        )
+        return _score(declared, out, framework=framework, precision=precision)
 
     torch_run = once("sentence-transformers")
     int8_run = once("onnxruntime-int8 (per text)")
@@ -326,17 +333,7 @@ def test_experiment_folders_are_named_and_read_as_mteb_does(tmp_path: Path) -> N
     declared = read_task_file(write_pairs(tmp_path))
     out = tmp_path / "cache" / "results"
     for framework in ("sentence-transformers", "onnxruntime"):
-        encoder = HashingEncoder()
-        encoder.meta = replace(encoder.meta, framework=framework)
-        run(
-            encoder,
-            tasks=[declared.to_task()],
-            data_paths={"SynonymPairs": str(declared.source)},
-            output_dir=out,
-            use_cache=False,
-            progress=False,
-            log=lambda m: None,
-        )
+        _score(declared, out, framework=framework)
     cache = mteb.ResultCache(cache_path=tmp_path / "cache")
     plain = cache.get_cache_paths(require_model_meta=True, include_remote=False)
     both = cache.get_cache_paths(
@@ -357,16 +354,7 @@ def _two_roots(tmp_path: Path) -> tuple[Path, Path]:
         folder.mkdir()
         task_file = write_pairs(folder)
         task_file.write_text(task_file.read_text() + extra)
-        declared = read_task_file(task_file)
-        run(
-            HashingEncoder(name=f"org/model-{i}"),
-            tasks=[declared.to_task()],
-            data_paths={"SynonymPairs": str(declared.source)},
-            output_dir=folder / "results",
-            use_cache=False,
-            progress=False,
-            log=lambda m: None,
-        )
+        _score(read_task_file(task_file), folder / "results", name=f"org/model-{i}")
         roots.append(folder / "results")
     return roots[0], roots[1]
 
@@ -426,22 +414,14 @@ def test_a_published_cards_task_file_gives_the_publishers_scores(tmp_path: Path)
     import re
 
     from .conftest import REPO_ROOT
-    from .helpers.fake_hub import FakeHub
-    from .test_custom_tasks import _HUB_RUN, write_retrieval
-    from .test_hub import TOKEN, chemteb, python
+    from .test_custom_tasks import _HUB_RUN, published, write_retrieval
+    from .test_hub import python
 
     local = write_retrieval(tmp_path)
     prompt = "Acetone is a polar aprotic solvent that dissolves plastics. "  # moves q1's ranking
     local.write_text(local.read_text() + f"prompts: {{query: '{prompt}'}}\n")
     ours = _run([local], tmp_path / "local")
-    hub = FakeHub()
-    try:
-        hub.add_token(TOKEN, "alice", orgs=("chemteb",))
-        done = chemteb(
-            hub, tmp_path, "publish-dataset", "--task-file", str(local), "--repo-id", "chemteb/sol"
-        )
-        assert done.returncode == 0, done.stderr
-        sha = hub.repos[("dataset", "chemteb/sol")].refs["main"]
+    with published(tmp_path, local) as (hub, sha, _):
         card = hub.files("chemteb/sol", repo_type="dataset")["README.md"].decode()
         (block,) = re.findall(r"```yaml\n(.*?)```", card, flags=re.S)
         assert prompt in block
@@ -450,8 +430,6 @@ def test_a_published_cards_task_file_gives_the_publishers_scores(tmp_path: Path)
         followed.write_text(block.replace("COMMIT", sha))
         ran = python(hub, tmp_path, _HUB_RUN, str(REPO_ROOT), str(followed), str(tmp_path / "hub"))
         assert ran.returncode == 0, ran.stderr[-3000:]
-    finally:
-        hub.close()
     (path,) = (tmp_path / "hub").glob("*/*/SolventRetrieval.json")
     theirs = json.loads(path.read_text())
     mine = json.loads((ours.results_dir / "SolventRetrieval.json").read_text())
@@ -575,33 +553,11 @@ def test_a_local_build_is_scored_again_when_its_data_changes(
 def test_compare_takes_a_backend_experiment_as_its_own_model(tmp_path: Path) -> None:
     from chemteb_eval.results.compare import load_models
 
-    out = tmp_path / "results"
-    dirs = []
-    for framework in ("sentence-transformers", "onnxruntime-int8 (per text)"):
-        encoder = HashingEncoder()
-        encoder.meta = replace(encoder.meta, framework=framework)
-        tasks, paths = _custom_tasks_of(tmp_path)
-        report = run(
-            encoder,
-            tasks=tasks,
-            data_paths=paths,
-            output_dir=out,
-            use_cache=False,
-            progress=False,
-            log=lambda m: None,
-        )
-        dirs.append(report.results_dir)
+    declared = read_task_file(write_pairs(tmp_path))
+    dirs = [
+        _score(declared, tmp_path / "results", framework=framework).results_dir
+        for framework in ("sentence-transformers", "onnxruntime-int8 (per text)")
+    ]
     (a, b), _ = load_models(dirs, "Custom")
     assert a.model == "test/hashing-trigrams"
     assert b.model == "test/hashing-trigrams (backend=onnx-int8)"
-
-
-def _custom_tasks_of(folder: Path) -> Any:
-    from chemteb_eval.cli.evaluate import _custom_tasks
-
-    files = (
-        [write_pairs(folder)]
-        if not (folder / "synonyms.yaml").exists()
-        else [folder / "synonyms.yaml"]
-    )
-    return _custom_tasks([str(p) for p in files])
