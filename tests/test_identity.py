@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -70,7 +71,7 @@ def test_a_result_records_its_declaration_and_its_data(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "rescored"),
     [
-        ("prompts: {query: 'Represent the term: '}\n", True),  # a prompt
+        ("columns: {sentence1: sentence2, sentence2: sentence1}\n", True),  # sides swapped
         ("main_score: max_ap\n", True),  # the main score
         ("description: other words\n", False),  # changes no number
         ("columns: {sentence1: sentence1}\n", False),  # a column mapped to itself: the same
@@ -120,7 +121,7 @@ def test_an_old_result_without_a_digest_still_reads_and_skips(tmp_path: Path) ->
     del payload["task_declaration"]
     path.write_text(json.dumps(payload))
     assert _run(files, out).statuses == {"SynonymPairs": "skipped"}
-    files[0].write_text(files[0].read_text() + "prompts: {query: 'q: '}\n")
+    files[0].write_text(files[0].read_text() + "main_score: max_ap\n")
     assert _run(files, out).statuses == {"SynonymPairs": "done"}
 
 
@@ -349,7 +350,7 @@ def test_experiment_folders_are_named_and_read_as_mteb_does(tmp_path: Path) -> N
 def _two_roots(tmp_path: Path) -> tuple[Path, Path]:
     """Two results folders, each a model that scored SynonymPairs under its own declaration."""
     roots = []
-    for i, extra in enumerate(("", "prompts: {query: 'Represent the term: '}\n")):
+    for i, extra in enumerate(("", "main_score: max_ap\n")):
         folder = tmp_path / f"user{i}"
         folder.mkdir()
         task_file = write_pairs(folder)
@@ -365,8 +366,8 @@ def test_two_scans_of_two_folders_never_see_each_others_tasks(tmp_path: Path) ->
     a, b = _two_roots(tmp_path)
     first = catalog_of(scan_results([a]))
     second = catalog_of(scan_results([b]))
-    assert first.get_task("SynonymPairs").prompts == {}
-    assert second.get_task("SynonymPairs").prompts == {"query": "Represent the term: "}
+    assert first.get_task("SynonymPairs").main_score == "max_f1"
+    assert second.get_task("SynonymPairs").main_score == "max_ap"
     assert catalog_of(scan_results([a])) == first  # the first scan did not change
     from chemteb_eval.tasks import list_tasks
 
@@ -561,3 +562,194 @@ def test_compare_takes_a_backend_experiment_as_its_own_model(tmp_path: Path) -> 
     (a, b), _ = load_models(dirs, "Custom")
     assert a.model == "test/hashing-trigrams"
     assert b.model == "test/hashing-trigrams (backend=onnx-int8)"
+
+
+# -- what the outside attack on issue 35 found, fixed ----------------------------------------
+
+
+def _local_model(folder: Path, content: str, framework: str) -> HashingEncoder:
+    """The hashing encoder posing as a model loaded from ``folder`` (its weights: a file)."""
+    folder.mkdir(parents=True)
+    (folder / "weights.bin").write_text(content)
+    encoder = HashingEncoder(name=str(folder))
+    encoder.meta = replace(encoder.meta, revision=None, source=str(folder), framework=framework)
+    return encoder
+
+
+def test_a_variant_of_other_weights_never_skips_into_anothers_experiment_folder(
+    tmp_path: Path,
+) -> None:
+    declared = read_task_file(write_pairs(tmp_path))
+    reports = []
+    for i in (1, 2):  # exp1/final and exp2/final: two models of one name
+        encoder = _local_model(
+            tmp_path / f"exp{i}" / "final", f"w{i}", "transformers (mean pooling)"
+        )
+        reports.append(
+            run(
+                encoder,
+                tasks=[declared.to_task()],
+                data_paths={"SynonymPairs": str(declared.source)},
+                output_dir=tmp_path / "out",
+                use_cache=False,
+                progress=False,
+                log=lambda m: None,
+            )
+        )
+    assert [r.statuses["SynonymPairs"] for r in reports] == ["done", "done"]
+    assert reports[0].results_dir != reports[1].results_dir
+    assert all(r.results_dir.parent.name == "experiments" for r in reports)
+
+
+def test_a_precision_a_backend_ignores_is_refused() -> None:
+    from chemteb_eval.models import load_encoder
+
+    for spec in ("openai:x", "transformers:org/m", "model2vec:org/m"):
+        with pytest.raises(ValueError, match="precision: float16 is for sentence-transformers"):
+            load_encoder(spec, precision="float16")
+
+
+def test_an_api_answer_with_duplicate_indices_is_refused() -> None:
+    from chemteb_eval.errors import ChemtebError
+    from chemteb_eval.models.http import HTTPEmbeddingEncoder
+
+    rows = [{"index": 0, "embedding": [1.0, 0.0]}, {"index": 0, "embedding": [0.0, 1.0]}]
+    with pytest.raises(ChemtebError, match=r"indices are not 0\.\.1 once each"):
+        HTTPEmbeddingEncoder._parse({"data": rows}, 2)
+
+
+def test_the_recorded_declaration_names_the_bytes_scored(tmp_path: Path) -> None:
+    import yaml
+
+    files = [write_pairs(tmp_path)]
+    declared = read_task_file(files[0])
+    (tmp_path / "synonyms.csv").write_text(PAIRS + "benzene,cyclohexane,0\n")  # after reading
+    report = _score(declared, tmp_path / "results")
+    recorded = yaml.safe_load((report.results_dir / "SynonymPairs.task.yaml").read_text())
+    assert recorded["source"]["fingerprint"] == _result(report, "SynonymPairs")["dataset_revision"]
+
+
+def test_compare_decides_versions_among_the_two_models_only(tmp_path: Path) -> None:
+    """A third model in A's folder that scored another version must not rename A's task."""
+    from chemteb_eval.results.compare import load_models
+
+    a, b = _two_roots(tmp_path)  # user0 (max_f1) and user1 (max_ap): two versions
+    plain = read_task_file(tmp_path / "user0" / "synonyms.yaml")
+    _score(plain, b, name="org/model-2")  # the plain version, in B's root too
+    (ma, mb), bench = load_models([a / "org__model-0", b / "org__model-2"], "Custom")
+    assert list(bench.tasks) == ["SynonymPairs"] and set(ma.scores) == set(mb.scores)
+
+
+def test_task_names_differing_in_case_are_two_tasks_not_a_crash(tmp_path: Path) -> None:
+    from chemteb_eval.results.ranking import catalog_of, scan_results
+
+    out = tmp_path / "results"
+    for i, name in enumerate(("CasePairs", "casepairs")):
+        folder = tmp_path / f"u{i}"
+        folder.mkdir()
+        task_file = write_pairs(folder)
+        task_file.write_text(task_file.read_text().replace("SynonymPairs", name))
+        _score(read_task_file(task_file), out, name=f"org/m{i}")
+    custom = catalog_of(scan_results([out])).get_benchmark("Custom")
+    assert len(custom.tasks) == 2 and all(
+        t.casefold().startswith("casepairs(") for t in custom.tasks
+    )
+
+
+def test_a_published_cards_licence_and_description_cannot_inject(tmp_path: Path) -> None:
+    from chemteb_eval.hub.publish import _task_card
+
+    task_file = write_pairs(tmp_path)
+    task_file.write_text(task_file.read_text() + 'license: "mit\\n---\\n"\n')
+    with pytest.raises(TaskFileError, match="is not a licence id"):
+        read_task_file(task_file)
+    task_file.write_text(
+        task_file.read_text().split("license")[0]
+        + "description: '![x](https://tracker.example/p.png) [docs](https://evil.example)'\n"
+    )
+    card = _task_card(read_task_file(task_file), "a/b", ["test"])
+    prose = re.sub(r"```yaml\n.*?```", "", card, flags=re.S)  # a code block shows it literally
+    assert "![x](" not in prose and "[docs](" not in prose
+    assert "![x](https://tracker.example/p.png)" in card  # the task file, whole, in the block
+
+
+def _hub_pairs(tmp_path: Path, rows: str) -> Path:
+    task_file = _hub_folder(tmp_path, "test.csv")
+    (tmp_path / "pairs" / "test.csv").write_text(rows)
+    return task_file
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (
+            "sentence1,sentence2,labels\naspirin,,1\nethanol,ethyl alcohol,0\n",
+            "row 1: a text is None",
+        ),
+        ("sentence1,sentence2,labels\naspirin,x,2\nethanol,ethyl alcohol,0\n", "labels \\[0, 2\\]"),
+        ("sentence1,sentence2\naspirin,x\n", "test.csv|labels"),
+    ],
+)
+def test_hub_layout_rows_are_checked_like_any_others_and_name_the_users_file(
+    tmp_path: Path, rows: str, message: str
+) -> None:
+    from chemteb_eval.data.custom import CustomDataError
+
+    declared = read_task_file(_hub_pairs(tmp_path, rows))
+    with pytest.raises(CustomDataError, match=message) as caught:
+        load_task(declared.to_task(), data_path=declared.source)
+    assert "chemteb-task-" not in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_hub_layout_ids_read_as_numbers_are_refused_not_scored_zero(tmp_path: Path) -> None:
+    from chemteb_eval.data.custom import CustomDataError
+
+    data = tmp_path / "ret"
+    data.mkdir()
+    # the corpus's ids came out as numbers (1, 2), the judgements' as text ("002", "q9")
+    (data / "corpus.jsonl").write_text(
+        '{"_id": 1, "text": "ethanol"}\n{"_id": 2, "text": "hexane"}\n'
+    )
+    (data / "queries.jsonl").write_text('{"_id": "q1", "text": "a solvent"}\n')
+    (data / "test.jsonl").write_text('{"query-id": "q1", "corpus-id": "002", "score": 1}\n')
+    (data / "README.md").write_text(
+        "---\nconfigs:\n- config_name: corpus\n  data_files:\n  - split: corpus\n    path: corpus.jsonl\n"
+        "- config_name: queries\n  data_files:\n  - split: queries\n    path: queries.jsonl\n"
+        "- config_name: default\n  data_files:\n  - split: test\n    path: test.jsonl\n---\n"
+    )
+    task_file = tmp_path / "ret.yaml"
+    task_file.write_text("name: HubRet\ntype: Retrieval\nsource: {path: ret, format: hub}\n")
+    declared = read_task_file(task_file)
+    with pytest.raises(CustomDataError, match="not in the corpus"):
+        load_task(declared.to_task(), data_path=declared.source)
+
+
+def test_hub_layout_runs_leave_no_datasets_cache_behind(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("CHEMTEB_CACHE", str(tmp_path / "cache"))
+    declared = read_task_file(_hub_folder(tmp_path, "test.csv"))
+    for _ in range(2):
+        load_task(declared.to_task(), data_path=declared.source)
+    assert not (tmp_path / "cache" / "datasets").exists() or not any(
+        (tmp_path / "cache" / "datasets").iterdir()
+    )
+
+
+def test_prompts_apply_only_to_sides_and_an_empty_one_is_kept(tmp_path: Path) -> None:
+    from chemteb_eval.runner.stages import task_prompt
+
+    task_file = write_pairs(tmp_path)
+    task_file.write_text(task_file.read_text() + "prompts: {query: 'q: '}\n")
+    with pytest.raises(TaskFileError, match="without a side"):
+        read_task_file(task_file)
+    from .test_custom_tasks import write_retrieval
+
+    retrieval = write_retrieval(tmp_path)
+    retrieval.write_text(retrieval.read_text() + "prompts: {query: ''}\n")
+    task = read_task_file(retrieval).to_task()
+
+    class Prompting(HashingEncoder):
+        def prompt(self, task_type: str, role: str | None) -> str:
+            return "query: "
+
+    assert task_prompt(Prompting(), task, "query") == ""  # the task's own: no prompt
+    assert task_prompt(Prompting(), task, "document") == "query: "

@@ -70,6 +70,8 @@ def read_custom(
 
     from chemteb_eval.tasks.custom import read_files, snapshot
 
+    from .loader import SNAPSHOT_PREFIX
+
     if source is None:
         raise ChemtebError(
             f"{task.name}: its files are not given; run it with --task-file TASK_FILE "
@@ -79,7 +81,7 @@ def read_custom(
     fmt = (declared.get("source") or {}).get("format", "hub") if declared else "hub"
     path = Path(source)
     files = read_files(path, fmt, tuple(splits), task.train_split)
-    with tempfile.TemporaryDirectory(prefix="chemteb-task-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=SNAPSHOT_PREFIX) as tmp:
         # named by content: datasets' cache of a Hub-layout copy is then found again
         copy, fingerprint = snapshot(path, files, Path(tmp) / "data")
         if scored is not None:
@@ -91,11 +93,22 @@ def read_custom(
             )
         try:
             return _read(task, splits, copy, fmt, log)
-        except ChemtebError as exc:  # a row's error names the user's file, not the copy
-            message = str(exc).replace(str(copy), str(path))
-            raise (CustomDataError if isinstance(exc, ValueError) else ChemtebError)(
-                message
-            ) from None
+        except Exception as exc:  # datasets' and pyarrow's errors are many
+            # one line naming the user's file, never the private copy
+            raise CustomDataError(_said(exc, str(copy), str(path))) from None
+
+
+def _said(exc: Exception, copy: str, source: str) -> str:
+    """An error while reading the copy, as one line about the user's files: our own errors as
+    they are, another library's with its type, its first line, at most 300 characters."""
+    text = str(exc).replace(copy, source)
+    if isinstance(exc, ChemtebError):
+        return text
+    first = (text.strip().splitlines() or [""])[0]
+    first = first if len(first) <= 300 else first[:297] + "..."
+    if type(exc) is ValueError:  # ours (the loader's checks): a sentence already
+        return first
+    return f"{source}: cannot be read as a task's data ({type(exc).__name__}: {first})"
 
 
 def _read(

@@ -68,6 +68,10 @@ def quiet_datasets() -> Iterator[None]:
             datasets.enable_progress_bars()
 
 
+# The folder a task file's files are copied into while read (``data.custom.read_custom``).
+SNAPSHOT_PREFIX = "chemteb-task-"
+
+
 def _load(task: Task, path: str, config: str) -> Any:
     """``load_dataset(path, config, revision=pinned)`` with one clear error when it cannot."""
     import datasets
@@ -77,9 +81,12 @@ def _load(task: Task, path: str, config: str) -> Any:
     if Path(path).is_dir():
         # datasets keys its cache of a local folder by file names and modification times, not
         # by the folder, so two fresh folders with the same layout can read each other's cache;
-        # a cache per folder rules that out.
+        # a cache per folder rules that out. A task file's private copy (``data.custom``) is
+        # read once: its cache lives and goes with the copy, never left behind in ours.
         folder = str(Path(path).resolve())
         cache = cache_root() / "datasets" / hashlib.sha256(folder.encode()).hexdigest()[:16]
+        if Path(folder).parent.name.startswith(SNAPSHOT_PREFIX):
+            cache = Path(folder).parent / "datasets-cache"
         return datasets.load_dataset(folder, name, cache_dir=str(cache))
     try:
         with offline_unless_reachable():
@@ -128,6 +135,18 @@ def _column(ds: Any, col: str) -> list[Any]:
     if len(values) == 1 and isinstance(values[0], list):
         return list(values[0])
     return values
+
+
+def _texts(task: Task, values: Any, where: str) -> list[str]:
+    """A text column as text. A user's own files (a task file's Hub-layout folder) are checked
+    as their rows are in every other format: an empty cell is refused with its row, never
+    embedded as the word ``None``; registered datasets are read as they always were."""
+    out = []
+    for row, value in enumerate(values, start=1):
+        if task.builder == "custom" and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{where}: row {row}: a text is {value!r}, not text.")
+        out.append(str(value))
+    return out
 
 
 def stratified_subsample(ds: Any, n: int, *, seed: int = 42, label: str = "labels") -> Any:
@@ -184,9 +203,14 @@ def _load_pairs(task: Task, path: str, splits: Sequence[str]) -> TaskData:
         for split, ds in by_split.items():
             if task.subsample is not None:
                 ds = stratified_subsample(ds, task.subsample)
+            if task.builder == "custom" and not set(ds["labels"]) <= {0, 1}:
+                raise ValueError(
+                    f"{task.name} ({subset}, {split}): labels {sorted(set(ds['labels']))}; "
+                    "a pair's label is 0 or 1."
+                )
             out[subset][split] = PairClassificationData(
-                [str(x) for x in ds["sentence1"]],
-                [str(x) for x in ds["sentence2"]],
+                _texts(task, ds["sentence1"], f"{task.name} ({subset}, {split}) sentence1"),
+                _texts(task, ds["sentence2"], f"{task.name} ({subset}, {split}) sentence2"),
                 [int(x) for x in ds["labels"]],
             )
     return out
@@ -216,6 +240,8 @@ def _load_retrieval_split(task: Task, path: str, subset: str, split: str) -> Ret
     qrels: dict[str, dict[str, int]] = {}
     for q, d, s in zip(qrels_ds["query-id"], qrels_ds["corpus-id"], qrels_ds["score"], strict=True):
         qrels.setdefault(str(q), {})[str(d)] = int(s)
+    if task.builder == "custom":  # a user's files: every judgement names what is there
+        _check_judged(qrels, {str(i) for i in queries["id"]}, {str(i) for i in corpus["id"]}, where)
     # MTEB's documents are "title text"; queries without a relevant document are not scored
     # (under the mteb2 protocol, a judged one is: scored 0, as MTEB 2.26 does).
     titles = corpus["title"] if "title" in corpus.column_names else [""] * len(corpus)
@@ -239,6 +265,26 @@ def _load_retrieval_split(task: Task, path: str, subset: str, split: str) -> Ret
     )
 
 
+def _check_judged(
+    qrels: Mapping[str, Mapping[str, int]], queries: set[str], corpus: set[str], where: str
+) -> None:
+    """Every judgement of a user's files names a query and a document that are there (as the
+    BEIR reader checks): a CSV read by ``datasets`` turns an all-digit id column into numbers
+    (``001`` -> ``1``), and ids that no longer match would score 0 without a word."""
+    for qid, docs in qrels.items():
+        if qid not in queries:
+            raise ValueError(
+                f"{where}: the qrels judge query {qid!r}, which is not among the queries."
+            )
+        for did in docs:
+            if did not in corpus:
+                raise ValueError(
+                    f"{where}: the qrels judge document {did!r} for query {qid!r}, which is not "
+                    "in the corpus (an id column of digits read as numbers? quote it, or use "
+                    "Parquet or BEIR's JSONL)."
+                )
+
+
 def _classification_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str) -> SplitData:
     renames = task.columns_for(subset)
     assert task.train_split is not None  # TaskKind.needs_train: the record checked it
@@ -247,9 +293,9 @@ def _classification_split(task: Task, subset: str, dsdict: Any, ds: Any, where: 
     )
     test = _canonical(ds, renames, ("text", "label"), where)
     return ClassificationData(
-        [str(t) for t in train["text"]],
+        _texts(task, train["text"], f"{where} train"),
         list(train["label"]),
-        [str(t) for t in test["text"]],
+        _texts(task, test["text"], where),
         list(test["label"]),
     )
 
@@ -258,10 +304,10 @@ def _clustering_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str)
     ds = _canonical(ds, task.columns_for(subset), ("sentences", "labels"), where)
     if len(ds) and isinstance(ds[0]["sentences"], list):
         sets = tuple(
-            ClusterSet([str(t) for t in row["sentences"]], list(row["labels"])) for row in ds
+            ClusterSet(_texts(task, row["sentences"], where), list(row["labels"])) for row in ds
         )
     else:
-        sets = (ClusterSet([str(t) for t in ds["sentences"]], list(ds["labels"])),)
+        sets = (ClusterSet(_texts(task, ds["sentences"], where), list(ds["labels"])),)
     return ClusteringData(sets)
 
 
@@ -270,15 +316,15 @@ def _bitext_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str) -> 
     renames = task.columns_for(subset)
     ds = _canonical(ds, renames, ("sentence1", "sentence2"), where)
     return BitextData(
-        [str(s) for s in _column(ds, "sentence1")], [str(s) for s in _column(ds, "sentence2")]
+        _texts(task, _column(ds, "sentence1"), where), _texts(task, _column(ds, "sentence2"), where)
     )
 
 
 def _sts_split(task: Task, subset: str, dsdict: Any, ds: Any, where: str) -> SplitData:
     ds = _canonical(ds, task.columns_for(subset), ("sentence1", "sentence2", "score"), where)
     return StsData(
-        [str(s) for s in _column(ds, "sentence1")],
-        [str(s) for s in _column(ds, "sentence2")],
+        _texts(task, _column(ds, "sentence1"), where),
+        _texts(task, _column(ds, "sentence2"), where),
         [float(s) for s in _column(ds, "score")],
     )
 

@@ -327,11 +327,11 @@ def card_declaration(declared: TaskFile, repo_id: str, revision: str = "COMMIT")
 
 
 def _task_card(declared: TaskFile, repo_id: str, splits: Sequence[str]) -> str:
+    from chemteb_eval.results.markup import md
     from chemteb_eval.tasks import kind
 
-    # the card is Markdown: a description from the user's file is shown, never interpreted
-    about = " ".join((declared.description or f"A {declared.type} task.").split())
-    about = about.replace("<", "&lt;").replace(">", "&gt;")
+    # the card is Markdown: a description from the user's file is shown, never acted on
+    about = md(declared.description or f"A {declared.type} task.")
     columns = ", ".join(f"`{c}`" for c in kind(declared.type).file_columns)
     text = card_declaration(declared, repo_id).rstrip()
     # a fence longer than any run of backticks in the block (a prompt may hold some)

@@ -100,6 +100,12 @@ class HTTPEmbeddingEncoder:
             ) from None
         if vectors.ndim != 2 or len(vectors) != n:
             raise ChemtebError(f"embeddings response has {len(vectors)} vectors for {n} inputs.")
+        indices = [d["index"] for d in items]
+        if indices != list(range(n)):  # a row given twice, another never: vectors misassigned
+            raise ChemtebError(
+                f"embeddings response's indices are not 0..{n - 1} once each "
+                f"({indices[:8]}{'...' if n > 8 else ''}); is this an OpenAI-compatible server?"
+            )
         return vectors
 
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:

@@ -105,11 +105,11 @@ def _scan_one(path: str | Path) -> list[ScannedModel]:
     if any(path.glob("*/*.json")) or experiment:  # a model folder (or one of its experiments)
         scanned = [
             m
-            for m in scan_results([path.parent])
+            for m in scan_results([path.parent], split=False)  # versions: among A and B only
             if m.folder == path and m.experiment == experiment
         ]
     else:
-        scanned = scan_results([path])
+        scanned = scan_results([path], split=False)
     if len(scanned) != 1:
         raise ValueError(f"results: {path} holds {len(scanned)} models; pass one model's folder.")
     return scanned

@@ -120,7 +120,10 @@ def _by_mtime(files: Iterable[Path], skipped: list[str]) -> list[Path]:
 
 
 def scan_results(
-    roots: Iterable[str | Path], *, model_table: str | Path | None = None
+    roots: Iterable[str | Path],
+    *,
+    model_table: str | Path | None = None,
+    split: bool = True,
 ) -> list[ScannedModel]:
     """Parse every result file under ``roots`` once.
 
@@ -131,6 +134,8 @@ def scan_results(
         roots: result folders.
         model_table: a CSV with ``results_dir`` and ``model_id`` columns naming the folders (the
             paper's ``paper_models.csv``); default one in or beside a root (``inputs``).
+        split: tell apart the versions of a custom task the models recorded
+            (``split_versions``); ``False`` where the caller splits among fewer models.
 
     Returns:
         One ``ScannedModel`` per model folder that holds JSON files.
@@ -153,7 +158,8 @@ def scan_results(
                     scanned.append(model)
                     problem = ""  # told once, with the first model of the root
     _tell_apart(scanned)
-    split_versions(scanned)
+    if split:
+        split_versions(scanned)
     return scanned
 
 
@@ -254,11 +260,12 @@ def split_versions(scanned: list[ScannedModel]) -> None:
                 model.skipped.append(f"{model.folder}: a recorded task file's {exc}; left out.")
                 continue
             kept.append(task)
-            versions.setdefault(task.name, set()).add(_version(task))
+            versions.setdefault(task.name.casefold(), set()).add(_version(task, model))
         model.custom = kept
+    # one name in any letter case is one name (the folders of two OSes fold case)
     split = {name for name, seen in versions.items() if len(seen) > 1}
     for model in scanned:
-        renamed = {t.name: _versioned(t) for t in model.custom if t.name in split}
+        renamed = {t.name: _versioned(t, model) for t in model.custom if t.name.casefold() in split}
         if not renamed:
             continue
         model.custom = [replace(t, name=renamed.get(t.name, t.name)) for t in model.custom]
@@ -268,19 +275,27 @@ def split_versions(scanned: list[ScannedModel]) -> None:
         ]
         for old, new in sorted(renamed.items()):
             model.notes.append(
-                f"{old}: models recorded {len(versions[old])} different declarations or data "
-                f"under this name; {model.name}'s is shown as {new}, apart from the others."
+                f"{old}: models recorded {len(versions[old.casefold()])} different declarations "
+                f"or data under this name; {model.name}'s is shown as {new}, apart from the others."
             )
 
 
-def _version(task: Task) -> tuple[str, str]:
-    return task.declaration_digest(), task.revision or ""
+def _version(task: Task, model: ScannedModel) -> tuple[str, str, str]:
+    """What a model's result of a custom task was computed from: its spelling of the name, and
+    the declaration digest and data its result file records (else its recorded task's)."""
+    declaration, data = task.declaration_digest(), task.revision or ""
+    for file in model.files:
+        if file.task_name == task.name:
+            recorded = file.extra.get("task_declaration")
+            declaration = recorded if isinstance(recorded, str) else declaration
+            data = file.dataset_revision or data
+    return task.name, declaration, data
 
 
-def _versioned(task: Task) -> str:
+def _versioned(task: Task, model: ScannedModel) -> str:
     import hashlib
 
-    key = "\0".join(_version(task)).encode()
+    key = "\0".join(_version(task, model)).encode()
     return f"{task.name}({hashlib.sha256(key).hexdigest()[:8]})"
 
 

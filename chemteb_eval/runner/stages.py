@@ -371,7 +371,9 @@ def _tell(log: Log, message: str) -> None:
 def task_prompt(encoder: Encoder, task: Task, role: Role | None) -> str:
     """The prompt of one side of a task: the task's own (a task file's ``prompts``), else the
     model's convention for the type and role (``role`` None: a symmetric task's texts)."""
-    return (task.prompts.get(role) if role else None) or encoder.prompt(task.type, role)
+    if role is not None and role in task.prompts:  # the task's own, even '' (no prompt)
+        return task.prompts[role]
+    return encoder.prompt(task.type, role)
 
 
 def requests(
@@ -535,7 +537,8 @@ def _evaluate_all(
             if items:  # the per-item evidence beside the MTEB file, for intervals and compare
                 write_items(items_path(path), items)
             if task.definition:  # a task file's task: its declaration, for rank and the Space
-                write_text_atomic(path.with_name(f"{name}{TASK_FILE_SUFFIX}"), task.definition)
+                recorded = _definition(task, result.dataset_revision)
+                write_text_atomic(path.with_name(f"{name}{TASK_FILE_SUFFIX}"), recorded)
             report.statuses[name] = "done"
         except Exception as exc:
             report.statuses[name] = "failed"
@@ -548,6 +551,23 @@ def _evaluate_all(
             score = None
         if score is not None:
             report.main_scores[name] = score
+
+
+def _definition(task: Task, scored: str | None) -> str:
+    """The declaration recorded beside a result, naming the data its scores came from: a
+    local source's fingerprint is the scored bytes' (the files may have changed between
+    reading the task file and loading them)."""
+    import yaml
+
+    declared = yaml.safe_load(task.definition)
+    source = declared.get("source") if isinstance(declared, dict) else None
+    if not isinstance(source, dict) or "fingerprint" not in source or scored is None:
+        return task.definition
+    if source["fingerprint"] == scored:
+        return task.definition
+    source["fingerprint"] = scored
+    text: str = yaml.safe_dump(declared, sort_keys=False, allow_unicode=True)
+    return text
 
 
 def _cpu_model() -> str:
@@ -637,10 +657,10 @@ def _open(
             raise
     log = load_options.get("log", print)
     weights = local_weights(model.meta) or api_identity(model, cache, log)
-    out_dir = results_folder(output_dir, model.meta, weights, log)
     variant = experiment_kwargs(model.meta.framework, load_options.get("precision", "float32"))
-    if variant:  # another backend or dtype of the model: MTEB's experiments folder
-        out_dir = out_dir / EXPERIMENTS / experiment_name(variant)
+    # another backend or dtype of the model: MTEB's experiments folder
+    experiment = experiment_name(variant) if variant else None
+    out_dir = results_folder(output_dir, model.meta, weights, log, experiment)
     _writable(out_dir, "--output-dir:", "pass a folder you can write to")
     return model, out_dir, weights
 
@@ -759,23 +779,35 @@ def recorded_meta(
     return out
 
 
-def results_folder(output_dir: Path, meta: ModelMeta, weights: str | None, log: Log) -> Path:
-    """Where the model's results go: ``model_dir`` of its name and revision; for local weights,
-    a folder that holds no other weights' results. A folder made by other weights of the same
-    name (``exp1/final`` then ``exp2/final``, or a retrained ``final``) is left alone and this
-    run writes to ``<name>-<fingerprint>`` instead, so two models' scores never mix."""
+def results_folder(
+    output_dir: Path,
+    meta: ModelMeta,
+    weights: str | None,
+    log: Log,
+    experiment: str | None = None,
+) -> Path:
+    """Where the model's results go: ``model_dir`` of its name and revision (and below it
+    ``experiments/<experiment>`` for another backend or dtype of the model); for local weights
+    or an API model's probe, a folder that holds no other weights' results — neither in the
+    revision folder nor in the experiment's. A folder made by other weights of the same name
+    (``exp1/final`` then ``exp2/final``, or a retrained ``final``) is left alone and this run
+    writes to ``<name>-<fingerprint>`` instead, so two models' scores never mix."""
     name = results_name(meta)
     out = model_dir(output_dir, name, meta.revision)
+
+    def inside(folder: Path) -> Path:
+        return folder / EXPERIMENTS / experiment if experiment else folder
+
     if weights is None:
-        return out
+        return inside(out)
     alternative = model_dir(output_dir, f"{name}-{weights.split(':')[-1][:10]}", meta.revision)
     for candidate in (out, alternative):
-        owner = _folder_weights(candidate, meta, weights)
-        if owner in (None, weights):
+        owners = {_folder_weights(f, meta, weights) for f in {candidate, inside(candidate)}}
+        if owners <= {None, weights}:
             if candidate is alternative:
                 other = "another model served" if weights.startswith("probe:") else "other weights"
                 log(f"{out} holds results of {other} named {name}; this model's go to {candidate}")
-            return candidate
+            return inside(candidate)
     raise ChemtebError(  # a fingerprint-prefix collision: not seen, but never mix
         f"--output-dir: {out} and {alternative} both hold other weights' results; pass "
         "another --output-dir."

@@ -65,6 +65,7 @@ _SPLIT = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _FINGERPRINT = re.compile(r"sha256:[0-9a-f]{16}")
+_LICENSE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]{0,63}")  # SPDX ids and the Hub's (cc-by-4.0)
 _MAX_BYTES = 1 << 20  # a task file is a few hundred bytes; 1 MiB bounds what a hostile one costs
 _ROW_SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
 
@@ -234,11 +235,11 @@ def read_task_file(
         main_score=main,
         format=fmt,
         description=_text(data, "description", where),
-        license=_text(data, "license", where),
+        license=_license(data, where),
         protocol=_protocol(data, where),
         train_split=train,
         columns=MappingProxyType(columns),
-        prompts=MappingProxyType(_prompts(data, where)),
+        prompts=MappingProxyType(_prompts(data, where, corpus)),
         source=source,
         written=(data.get("source") or {}).get("path"),
         hub=hub,
@@ -393,6 +394,18 @@ def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = Fal
     return value.strip()
 
 
+def _license(data: Mapping[str, Any], where: str) -> str:
+    """A licence id as the Hub's card header takes it (``mit``, ``cc-by-sa-4.0``): one word,
+    so it can neither end the card's YAML header nor add a key to it."""
+    value = _text(data, "license", where)
+    if value and not _LICENSE.fullmatch(value):
+        raise TaskFileError(
+            f"{where}: license {value!r} is not a licence id; use one such as mit, "
+            "apache-2.0, cc-by-4.0 or other."
+        )
+    return value
+
+
 def _protocol(data: Mapping[str, Any], where: str) -> str:
     protocol = _text(data, "protocol", where) or "paper"
     if protocol not in PROTOCOLS:
@@ -452,10 +465,18 @@ def _columns(data: Mapping[str, Any], canonical: tuple[str, ...], where: str) ->
     return out
 
 
-def _prompts(data: Mapping[str, Any], where: str) -> dict[str, str]:
+def _prompts(data: Mapping[str, Any], where: str, sides: bool) -> dict[str, str]:
+    """The prompts by side; only a type whose texts have sides (retrieval's queries and
+    documents) takes any: on another they would change the digest and embed nothing."""
     raw = data.get("prompts") or {}
     if not isinstance(raw, dict):
         raise TaskFileError(f"{where}: prompts must map {list(_SIDES)} to text.")
+    if raw and not sides:
+        raise TaskFileError(
+            f"{where}: prompts: a {data.get('type')} task embeds its texts without a side, so "
+            "the model's own prompt for the type applies; prompts are for Retrieval's query "
+            "and document sides. Remove them."
+        )
     for key, value in raw.items():
         if key not in _SIDES:
             raise TaskFileError(f"{where}: prompts: {key!r} is not one of {list(_SIDES)}.")
