@@ -755,3 +755,113 @@ def test_prompts_apply_only_to_sides_and_an_empty_one_is_kept(tmp_path: Path) ->
 
     assert task_prompt(Prompting(), task, "query") == ""  # the task's own: no prompt
     assert task_prompt(Prompting(), task, "document") == "query: "
+
+
+# -- the second outside attack on issue 35, fixed --------------------------------------------
+
+
+def _run_local(tmp_path: Path, i: int, framework: str, declared: Any) -> Any:
+    encoder = _local_model(tmp_path / f"exp{i}" / "final", f"w{i}", framework)
+    return run(
+        encoder,
+        tasks=[declared.to_task()],
+        data_paths={declared.name: str(declared.source)},
+        output_dir=tmp_path / "out",
+        use_cache=False,
+        progress=False,
+        log=lambda m: None,
+    )
+
+
+def test_a_results_folder_whose_owner_cannot_be_told_is_never_adopted(tmp_path: Path) -> None:
+    declared = read_task_file(write_pairs(tmp_path))
+    first = _run_local(tmp_path, 1, "sentence-transformers", declared)
+    (first.results_dir / "model_meta.json").unlink()  # results, but no owner on record
+    second = _run_local(tmp_path, 2, "sentence-transformers", declared)
+    assert second.statuses == {"SynonymPairs": "done"}
+    assert second.results_dir != first.results_dir
+
+
+def test_other_weights_never_adopt_a_models_experiments_as_their_variants(tmp_path: Path) -> None:
+    declared = read_task_file(write_pairs(tmp_path))
+    variant = _run_local(tmp_path, 1, "transformers (mean pooling)", declared)
+    plain = _run_local(tmp_path, 2, "sentence-transformers", declared)
+    assert plain.results_dir.parent != variant.results_dir.parent.parent.parent
+
+
+def test_a_recorded_task_file_edited_after_the_run_is_left_out_whatever_the_order(
+    tmp_path: Path,
+) -> None:
+    from chemteb_eval.results.ranking import catalog_of, scan_results
+
+    declared = read_task_file(write_pairs(tmp_path))
+    out = tmp_path / "results"
+    runs = [_score(declared, out, name=name) for name in ("org/a", "org/z")]
+    recorded = runs[1].results_dir / "SynonymPairs.task.yaml"
+    recorded.write_text(recorded.read_text().replace("main_score: max_f1", "main_score: max_ap"))
+    scanned = scan_results([out])
+    assert catalog_of(scanned).get_task("SynonymPairs").main_score == "max_f1"
+    z = next(m for m in scanned if m.name == "org/z")
+    assert any("declares another task than its result" in s for s in z.skipped)
+
+
+@pytest.mark.parametrize(
+    ("queries", "qrels", "message"),
+    [
+        (
+            '{"_id": "q1", "text": null}\n',
+            '{"query-id": "q1", "corpus-id": "d1", "score": 1}\n',
+            "a text is None",
+        ),
+        (
+            '{"_id": "q1", "text": "x"}\n',
+            '{"query-id": "q1", "corpus-id": "d1", "score": 0.6}\n',
+            "a grade is an integer",
+        ),
+        (
+            '{"_id": "q1", "text": "x"}\n',
+            '{"query-id": "q1", "corpus-id": "d1", "score": 1}\n{"query-id": "q1", "corpus-id": "d1", "score": 0}\n',
+            "judged twice",
+        ),
+    ],
+)
+def test_hub_layout_retrieval_rows_are_checked_as_beirs_are(
+    tmp_path: Path, queries: str, qrels: str, message: str
+) -> None:
+    from chemteb_eval.data.custom import CustomDataError
+
+    data = tmp_path / "ret"
+    data.mkdir()
+    (data / "corpus.jsonl").write_text('{"_id": "d1", "text": "ethanol"}\n')
+    (data / "queries.jsonl").write_text(queries)
+    (data / "test.jsonl").write_text(qrels)
+    configs = [("corpus", "corpus", "corpus.jsonl"), ("queries", "queries", "queries.jsonl")]
+    configs.append(("default", "test", "test.jsonl"))
+    header = "".join(
+        f"- config_name: {c}\n  data_files:\n  - split: {s}\n    path: {f}\n" for c, s, f in configs
+    )
+    (data / "README.md").write_text(f"---\nconfigs:\n{header}---\n")
+    task_file = tmp_path / "ret.yaml"
+    task_file.write_text("name: HubRet\ntype: Retrieval\nsource: {path: ret, format: hub}\n")
+    declared = read_task_file(task_file)
+    with pytest.raises(CustomDataError, match=message):
+        load_task(declared.to_task(), data_path=declared.source)
+
+
+@pytest.mark.parametrize("licence", ["null", "true", "no", "1.0", "0x1F"])
+def test_a_licence_a_yaml_reader_takes_for_another_type_is_refused(
+    tmp_path: Path, licence: str
+) -> None:
+    task_file = write_pairs(tmp_path)
+    task_file.write_text(task_file.read_text() + f"license: '{licence}'\n")
+    with pytest.raises(TaskFileError, match="is not a licence id"):
+        read_task_file(task_file)
+
+
+def test_a_precision_is_refused_for_an_encoder_object_whose_backend_ignores_it(
+    tmp_path: Path,
+) -> None:
+    declared = read_task_file(write_pairs(tmp_path))
+    with pytest.raises(ValueError, match="precision: float16 is for sentence-transformers"):
+        _score(declared, tmp_path / "out", framework="openai-compatible-http", precision="float16")
+    assert not any((tmp_path / "out").rglob("*.json"))

@@ -73,7 +73,7 @@ def test_task_file_key_written_twice_is_not_found_where_none_is(tmp_path: Path) 
     (tmp_path / "pairs.csv").write_text("sentence1,sentence2,label\na,b,1\nc,d,0\n")
     yaml_text = (
         "name: X\ntype: PairClassification\nsource: {path: pairs.csv}\n"
-        "columns: &c {sentence1: sentence1}\nprompts: {query: 'sentence1: '}\n"
+        "columns: &c {sentence1: sentence1}\ndescription: 'sentence1: '\n"
     )
     (tmp_path / "t.yaml").write_text(yaml_text)
     assert read_task_file(tmp_path / "t.yaml").columns == {"sentence1": "sentence1"}
@@ -82,7 +82,7 @@ def test_task_file_key_written_twice_is_not_found_where_none_is(tmp_path: Path) 
         "type": "PairClassification",
         "description": '"name": twice?',
         "source": {"path": "pairs.csv"},
-        "prompts": {"query": "q: "},
+        "main_score": "max_ap",
     }
     (tmp_path / "t.json").write_text(json.dumps(payload, indent=1))
     assert read_task_file(tmp_path / "t.json").description == '"name": twice?'

@@ -238,7 +238,14 @@ def _load_retrieval_split(task: Task, path: str, subset: str, split: str) -> Ret
         where,
     )
     qrels: dict[str, dict[str, int]] = {}
-    for q, d, s in zip(qrels_ds["query-id"], qrels_ds["corpus-id"], qrels_ds["score"], strict=True):
+    custom = task.builder == "custom"  # a user's files: checked as BEIR's reader checks them
+    for row, (q, d, s) in enumerate(
+        zip(qrels_ds["query-id"], qrels_ds["corpus-id"], qrels_ds["score"], strict=True), start=1
+    ):
+        if custom and (isinstance(s, bool) or not float(s).is_integer() or s < 0):
+            raise ValueError(f"{where}: qrels row {row}: score {s!r}; a grade is an integer >= 0.")
+        if custom and str(d) in qrels.get(str(q), {}):
+            raise ValueError(f"{where}: qrels row {row}: query {q!r}, document {d!r} judged twice.")
         qrels.setdefault(str(q), {})[str(d)] = int(s)
     if task.builder == "custom":  # a user's files: every judgement names what is there
         _check_judged(qrels, {str(i) for i in queries["id"]}, {str(i) for i in corpus["id"]}, where)
@@ -246,6 +253,7 @@ def _load_retrieval_split(task: Task, path: str, subset: str, split: str) -> Ret
     # (under the mteb2 protocol, a judged one is: scored 0, as MTEB 2.26 does).
     titles = corpus["title"] if "title" in corpus.column_names else [""] * len(corpus)
     texts = [(f"{t or ''} {x or ''}").strip() for t, x in zip(titles, corpus["text"], strict=True)]
+    _texts(task, texts, f"{where} corpus")  # a user's files: no empty document
     keep = {q for q, docs in qrels.items() if any(g > 0 for g in docs.values())}
     if task.protocol == "mteb2":
         keep = set(qrels) if keep else keep
@@ -253,7 +261,7 @@ def _load_retrieval_split(task: Task, path: str, subset: str, split: str) -> Ret
     for qid, text in zip(queries["id"], queries["text"], strict=True):
         if str(qid) in keep:
             q_ids.append(str(qid))
-            q_texts.append(str(text))
+            q_texts.append(_texts(task, [text], f"{where} query {qid!r}")[0])
     if not q_ids:
         raise ValueError(f"{where}: no query has a relevant document in the qrels.")
     return RetrievalData(

@@ -16,6 +16,7 @@ from .backends import (
     LoadOptions,
     ModelBackend,
     backend_record,
+    check_precision,
     model_help,
 )
 from .base import DEFAULT_BATCH_SIZE, Encoder, ModelMeta, Role, check_batch_size
@@ -89,13 +90,7 @@ def load_encoder(
     """
     spec = _runtime_spec(parse_model_spec(name), backend, device, precision)
     record = spec.record
-    if precision != "float32" and record.name not in ("sentence-transformers", "onnx", "onnx-int8"):
-        # the others compute in their own precision: a dtype label would name vectors that
-        # are float32's, and split one model into two rows and two caches
-        raise ValueError(
-            f"precision: {precision} is for sentence-transformers models on CUDA; {spec} "
-            "computes in its own precision: drop --precision."
-        )
+    check_precision(record, precision)
     if record.load is None:
         embedders = [b.prefix or "ID" for b in BACKEND_TABLE.values() if b.load is not None]
         raise ValueError(

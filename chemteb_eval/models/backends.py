@@ -28,8 +28,10 @@ __all__ = [
     "Install",
     "LoadOptions",
     "ModelBackend",
+    "backend_of",
     "backend_record",
     "cache_variant",
+    "check_precision",
     "experiment_kwargs",
     "framework_of",
     "model_help",
@@ -369,6 +371,24 @@ def experiment_kwargs(framework: str, precision: str) -> dict[str, str]:
     if precision != "float32":
         out["dtype"] = precision
     return out
+
+
+def check_precision(record: ModelBackend | None, precision: str) -> None:
+    """A dtype other than float32 only where the backend computes in it (sentence-transformers
+    on CUDA; ONNX Runtime refuses it with its own line). Elsewhere the vectors are float32's
+    whatever is asked, and a dtype label would split one model into two rows and two caches.
+    ``record`` None: an encoder from outside the table, whose precision is its own affair."""
+    if precision == "float32" or record is None or record.load in (_sentence_transformers, _onnx):
+        return
+    raise ValueError(
+        f"precision: {precision} is for sentence-transformers models on CUDA; a "
+        f"{record.name} model computes in its own precision: drop --precision."
+    )
+
+
+def backend_of(framework: str) -> ModelBackend | None:
+    """The backend record whose encoders write ``framework`` (``None``: none of ours)."""
+    return _BY_FRAMEWORK.get(framework)
 
 
 def model_help(role: BackendRole = "encoder") -> str:

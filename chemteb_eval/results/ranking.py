@@ -259,6 +259,14 @@ def split_versions(scanned: list[ScannedModel]) -> None:
             except ValueError as exc:
                 model.skipped.append(f"{model.folder}: a recorded task file's {exc}; left out.")
                 continue
+            digest = _result_declaration(task, model)
+            if digest is not None and digest != task.declaration_digest():
+                model.skipped.append(
+                    f"{model.folder}: {task.name}.task.yaml declares another task than its "
+                    f"result was computed from ({task.declaration_digest()}, the result "
+                    f"{digest}); left out: edited after the run?"
+                )
+                continue
             kept.append(task)
             versions.setdefault(task.name.casefold(), set()).add(_version(task, model))
         model.custom = kept
@@ -278,6 +286,14 @@ def split_versions(scanned: list[ScannedModel]) -> None:
                 f"{old}: models recorded {len(versions[old.casefold()])} different declarations "
                 f"or data under this name; {model.name}'s is shown as {new}, apart from the others."
             )
+
+
+def _result_declaration(task: Task, model: ScannedModel) -> str | None:
+    """The declaration digest the model's result of ``task`` records, if it records one."""
+    for file in model.files:
+        if file.task_name == task.name and isinstance(file.extra.get("task_declaration"), str):
+            return str(file.extra["task_declaration"])
+    return None
 
 
 def _version(task: Task, model: ScannedModel) -> tuple[str, str, str]:

@@ -38,7 +38,13 @@ from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.engine.encode import SPILL_ROWS
 from chemteb_eval.errors import ChemtebError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
-from chemteb_eval.models.backends import cache_variant, experiment_kwargs, framework_of
+from chemteb_eval.models.backends import (
+    backend_of,
+    cache_variant,
+    check_precision,
+    experiment_kwargs,
+    framework_of,
+)
 from chemteb_eval.models.base import (
     DEFAULT_BATCH_SIZE,
     Encoder,
@@ -656,8 +662,11 @@ def _open(
                 output_dir.rmdir()
             raise
     log = load_options.get("log", print)
+    precision = load_options.get("precision", "float32")
+    # an encoder passed in: a dtype its backend never computes in would label float32 vectors
+    check_precision(backend_of(model.meta.framework), precision)
     weights = local_weights(model.meta) or api_identity(model, cache, log)
-    variant = experiment_kwargs(model.meta.framework, load_options.get("precision", "float32"))
+    variant = experiment_kwargs(model.meta.framework, precision)
     # another backend or dtype of the model: MTEB's experiments folder
     experiment = experiment_name(variant) if variant else None
     out_dir = results_folder(output_dir, model.meta, weights, log, experiment)
@@ -802,7 +811,9 @@ def results_folder(
         return inside(out)
     alternative = model_dir(output_dir, f"{name}-{weights.split(':')[-1][:10]}", meta.revision)
     for candidate in (out, alternative):
-        owners = {_folder_weights(f, meta, weights) for f in {candidate, inside(candidate)}}
+        owners = _owners(candidate, meta, weights) | {
+            _folder_weights(inside(candidate), meta, weights)
+        }
         if owners <= {None, weights}:
             if candidate is alternative:
                 other = "another model served" if weights.startswith("probe:") else "other weights"
@@ -814,13 +825,24 @@ def results_folder(
     )
 
 
+def _owners(folder: Path, meta: ModelMeta, weights: str) -> set[str | None]:
+    """The weights that made a revision folder's results and those of every experiment below
+    it (another backend or dtype of a model is still that model: a plain run of other weights
+    must not adopt them as its own variants)."""
+    inside = folder / EXPERIMENTS
+    below = [p for p in inside.iterdir() if p.is_dir()] if inside.is_dir() else []
+    return {_folder_weights(f, meta, weights) for f in (folder, *below)}
+
+
 def _folder_weights(folder: Path, meta: ModelMeta, weights: str) -> str | None:
     """The weights a results folder was made by: its ``model_meta.json``'s fingerprint; for a
     folder written before fingerprints were recorded, ``weights`` (this model's) when it names
-    this model's own source; ``None`` for a folder with no results."""
+    this model's own source; ``None`` for a folder with no results; ``"unknown"`` for results
+    whose owner cannot be told (no readable ``model_meta.json``)."""
     path = folder / "model_meta.json"
-    if not path.is_file():
-        return None
+    if not path.exists():
+        held = [p for p in folder.glob("*.json")] if folder.is_dir() else []
+        return "unknown" if held else None
     try:
         recorded = read_json_object(path)
     except (OSError, ValueError):

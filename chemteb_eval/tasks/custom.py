@@ -397,8 +397,11 @@ def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = Fal
 def _license(data: Mapping[str, Any], where: str) -> str:
     """A licence id as the Hub's card header takes it (``mit``, ``cc-by-sa-4.0``): one word,
     so it can neither end the card's YAML header nor add a key to it."""
+    import yaml
+
     value = _text(data, "license", where)
-    if value and not _LICENSE.fullmatch(value):
+    # and read back as the very text by a YAML reader (not null, true, 1.0 or 0x1F)
+    if value and (not _LICENSE.fullmatch(value) or yaml.safe_load(value) != value):
         raise TaskFileError(
             f"{where}: license {value!r} is not a licence id; use one such as mit, "
             "apache-2.0, cc-by-4.0 or other."

@@ -73,6 +73,7 @@ class Retrieval(DirectCompute, evaluate.Metric):
         decimals=DEFAULTS["decimals"],
         chunk_size=DEFAULTS["chunk_size"],
         return_items=DEFAULTS["return_items"],
+        no_relevant=DEFAULTS["no_relevant"],
     ):
         return score_retrieval(
             query_embeddings,
@@ -84,4 +85,5 @@ class Retrieval(DirectCompute, evaluate.Metric):
             decimals=decimals,
             chunk_size=chunk_size,
             return_items=return_items,
+            no_relevant=no_relevant,
         )
