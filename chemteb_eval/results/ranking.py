@@ -244,7 +244,7 @@ def split_versions(scanned: list[ScannedModel]) -> None:
     from chemteb_eval.tasks.registry import check_custom_name, list_tasks_builtin
 
     builtin = {n.casefold() for t in list_tasks_builtin() for n in (t.name, *t.aliases)}
-    versions: dict[str, set[tuple[str, str]]] = {}  # name -> {(declaration, data)}
+    versions: dict[str, set[tuple[str, str, str]]] = {}  # name -> {(spelling, declaration, data)}
     for model in scanned:
         kept = []
         for task in model.custom:
