@@ -47,10 +47,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _say(line: str) -> None:
-    """An error line, once: under torchrun every process fails alike, and rank 0 says it."""
+    """An error line, once: under torchrun every process fails alike, and rank 0 says it. The
+    other ranks wait a moment before they exit: torchrun stops every process as soon as one
+    exits, and a rank that failed first would otherwise cut rank 0 off before its line (seen
+    under load: no line at all)."""
     if os.environ.get("RANK", "0") == "0":
         # a path or name from the user's files may hold control characters: never raw
         print("".join(c if c.isprintable() else "?" for c in line), file=sys.stderr)
+    else:
+        import time
+
+        time.sleep(_HELPER_RANK_WAIT)
+
+
+_HELPER_RANK_WAIT = 3.0  # seconds: rank 0 fails the same way, well within it
 
 
 def main(argv: Sequence[str] | None = None) -> int:
