@@ -38,7 +38,10 @@ SPILL_BLOCK = 65_536
 
 
 def token_budget_batches(lengths: list[int], batch_size: int) -> list[range]:
-    """Split texts sorted longest first into batches of at most ``batch_size x median length``
+    """The engine's batches before issue 35, kept as ``benchmarks/bench_batching.py``'s same-run
+    baseline (the engine now batches by ``equal_length_batches``).
+
+    Split texts sorted longest first into batches of at most ``batch_size x median length``
     padded tokens (texts x the batch's longest), at least one text and at most
     ``16 x batch_size`` texts each.
 
