@@ -244,7 +244,8 @@ def _pct(share: float) -> str:
 
 
 def _model_table(labels: list[str]) -> None:
-    from chemteb_eval.results.ranking import rank_models, read_results
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.results.ranking import rank_models
     from chemteb_eval.results.runs import run_record
     from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 

@@ -36,7 +36,7 @@ def best_of(fn: Callable[[], Any], repeat: int = 3) -> float:
 
 def paper_scores() -> tuple[dict[str, dict[str, float]], dict[str, str], str]:
     if SHARED.is_dir():
-        from chemteb_eval.results.ranking import read_results
+        from chemteb_eval.results.board import read_results
         from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
         bench = get_benchmark("ChemTEB(paper)")

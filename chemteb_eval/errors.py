@@ -1,5 +1,21 @@
-"""The project's exception for problems of the environment (not of the caller's arguments), the
-missing-extra check, and the helper that keeps messages about hostile input readable."""
+"""The project's exceptions for problems of the environment (not of the caller's arguments), the
+missing-extra check, and the helper that keeps messages about hostile input readable.
+
+The tree (``tests/test_errors_tree.py`` holds it to the classes)::
+
+    ChemtebError (RuntimeError)            the environment, not the arguments; says what to do
+    ├── MissingExtraError                  optional packages a feature needs are not installed
+    ├── MissingDataError                   a task's data is not here (a restricted set's copy)
+    ├── HubUnavailableError                the Hub cannot be used now (offline or unreachable)
+    │                                      and what was asked for is not cached
+    ├── TaskFileError (ValueError)         tasks.custom: a task file that cannot be used
+    └── CustomDataError (ValueError)       data.custom: a task file's data files
+
+    ValueError                             a bad argument; the message names it
+
+Catch ``ChemtebError`` to report any of them in one line (the CLI does, exit 1); a bad
+argument exits 2.
+"""
 
 from __future__ import annotations
 
@@ -86,4 +102,7 @@ class MissingDataError(ChemtebError):
 
 class HubUnavailableError(ChemtebError):
     """The Hugging Face Hub cannot be used (``HF_HUB_OFFLINE`` is set, or it cannot be reached)
-    and what was asked for is not in the local cache; the message says where else to get it."""
+    and what was asked for is not in the local cache; the message says where else to get it.
+    The one Hub-unreachable error: models, datasets, ChemBench's questions and the Hub
+    commands (publishing, cards, Jobs) raise it alike, so a dry run can go on without what it
+    could not read."""

@@ -21,6 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from views import frame, md, md_code, plot_text
 
+from chemteb_eval.results.board import ModelResults
 from chemteb_eval.results.correlations import (
     Correlations,
     matrix_rows,
@@ -31,11 +32,10 @@ from chemteb_eval.results.domains import (
     AXIS_METRICS,
     DOMAIN_TYPES,
     DomainComparison,
-    MtebScores,
     compare_domains,
 )
 from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard
-from chemteb_eval.results.ranking import ModelResults
+from chemteb_eval.results.mteb_scores import MtebScores
 from chemteb_eval.tasks import KINDS, main_score
 
 DOMAIN_LABELS = tuple(TYPE_LABELS[t] for t in DOMAIN_TYPES)

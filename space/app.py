@@ -60,7 +60,7 @@ from tabs import (
     task,
 )
 
-from chemteb_eval.results.inputs import MTEB_SCORES_FILE
+from chemteb_eval.results.mteb_scores import MTEB_SCORES_FILE
 
 __all__ = ["MTEB_SCORES_FILE", "PARAMS", "SHOWN_BENCHMARKS", "AppState", "build_demo"]
 __all__ += ["build_state", "main", "parse_query", "view_all"]

@@ -14,21 +14,17 @@ from typing import Any
 
 from views import md, md_code
 
-from chemteb_eval.results.domains import MtebScores
-from chemteb_eval.results.inputs import read_model_tables, resolve_mteb_scores
+from chemteb_eval.results.board import DEFAULT_BENCHMARK, choose_benchmark
+from chemteb_eval.results.inputs import read_model_tables
 from chemteb_eval.results.leaderboard import (
     SIZE_BUCKETS,
     Leaderboard,
     build_leaderboard,
     filter_rows,
 )
-from chemteb_eval.results.ranking import (
-    DEFAULT_BENCHMARK,
-    ScannedModel,
-    catalog_of,
-    choose_benchmark,
-    scan_results,
-)
+from chemteb_eval.results.model_folder import ScannedModel
+from chemteb_eval.results.mteb_scores import MtebScores, resolve_mteb_scores
+from chemteb_eval.results.scan import catalog_of, scan_results
 from chemteb_eval.tasks import get_benchmark
 
 SHOWN_BENCHMARKS = ("ChemTEB", "ChemTEB(v1.1)", "ChemTEB(paper)")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chemteb_eval.results.ranking import DETAIL_KEYS
+from chemteb_eval.results.board import DETAIL_KEYS
 from chemteb_eval.tasks import get_benchmark, list_tasks
 
 __all__ = ["write_synthetic_mteb_scores", "write_synthetic_results"]

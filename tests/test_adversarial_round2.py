@@ -22,18 +22,19 @@ from hypothesis import strategies as st
 
 from chemteb_eval.cli import main as chemteb_main
 from chemteb_eval.results import evidence as evidence_module
+from chemteb_eval.results.board import read_results
 from chemteb_eval.results.compare import compare_models, format_p, load_model
 from chemteb_eval.results.correlations import pearson, spearman
-from chemteb_eval.results.domains import (
+from chemteb_eval.results.domains import compare_domains
+from chemteb_eval.results.evidence import check_evidence, read_items
+from chemteb_eval.results.io import model_dir
+from chemteb_eval.results.mteb_scores import (
     MtebScores,
     check_mteb_score,
-    compare_domains,
     read_mteb_csv,
     read_mteb_folder,
 )
-from chemteb_eval.results.evidence import check_evidence, read_items
-from chemteb_eval.results.io import model_dir
-from chemteb_eval.results.ranking import rank_uncertainty, read_results, task_interval
+from chemteb_eval.results.ranking import rank_uncertainty, task_interval
 from chemteb_eval.results.runs import run_record
 from chemteb_eval.results.schema import write_items
 from chemteb_eval.scoring.uncertainty import min_tasks_for, sign_flip_test
@@ -281,7 +282,7 @@ def test_item2_sign_flip_is_symmetric_and_a_probability(diffs: list[float]) -> N
 
 
 def test_item2_two_close_tasks_give_no_verdict(tmp_path: Path) -> None:
-    from chemteb_eval.results.ranking import ModelResults
+    from chemteb_eval.results.board import ModelResults
 
     tasks = [t.name for t in benchmark_tasks(PIPCHEM)[:2]]
     a = ModelResults("a", tmp_path, scores={tasks[0]: 0.5001, tasks[1]: 0.6001})
@@ -403,7 +404,7 @@ def test_item3_hostile_mteb_result_files_are_left_out_with_a_notice(tmp_path: Pa
 
 
 def test_item3_compare_domains_never_reports_rho_from_a_nan(tmp_path: Path) -> None:
-    from chemteb_eval.results.ranking import ModelResults
+    from chemteb_eval.results.board import ModelResults
 
     bench = get_benchmark("ChemTEB(paper)")
     retrieval = [t.name for t in benchmark_tasks(bench) if t.type == "Retrieval"]
@@ -839,7 +840,7 @@ def test_found_a_malformed_model_table_is_a_notice_beside_and_an_error_by_name(
 ) -> None:
     import app
 
-    from chemteb_eval.results.ranking import read_model_table
+    from chemteb_eval.results.inputs import read_model_table
 
     table = three.parent / "paper_models.csv"
     table.write_bytes(body)

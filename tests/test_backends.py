@@ -107,7 +107,10 @@ def test_load_encoder_runs_the_records_loader(
         seen.append((spec, options))
         return sentinel
 
-    _patched_table(monkeypatch, **{record.name: replace(record, load=fake)})
+    # the table names its encoder class as "module:Class"; the class's from_spec loads it
+    module = SimpleNamespace(Fake=SimpleNamespace(from_spec=fake))
+    monkeypatch.setitem(sys.modules, "fake_encoders", module)  # type: ignore[arg-type]
+    _patched_table(monkeypatch, **{record.name: replace(record, load="fake_encoders:Fake")})
     out = chemteb_eval.models.load_encoder(
         f"{record.prefix}org/model", device="cpu", api_base="http://x/v1"
     )
@@ -194,7 +197,9 @@ def _old_variant(framework: str, precision: str) -> str | None:
 def test_every_backends_cache_identity_is_todays() -> None:
     from chemteb_eval.runner.stages import _identity
 
-    assert set(TODAY) == set(FRAMEWORKS) == {b.name for b in ENCODERS}
+    # the keys caches were written with before the table: the backends of then keep theirs (a
+    # backend added later has its own record, and no old cache to match)
+    assert set(TODAY) == set(FRAMEWORKS) <= {b.name for b in ENCODERS}
     for name, variant in TODAY.items():
         record = BACKEND_TABLE[name]
         assert record.framework == FRAMEWORKS[name] and record.cache_variant == variant, name

@@ -16,7 +16,9 @@ import pytest
 from chemteb_eval.cli import main
 from chemteb_eval.data import load_task
 from chemteb_eval.data.custom import HUB_CONFIGS, ROW_BUILDERS, CustomDataError
-from chemteb_eval.results.ranking import catalog_of, rank_models, read_results, scan_results
+from chemteb_eval.results.board import read_results
+from chemteb_eval.results.ranking import rank_models
+from chemteb_eval.results.scan import catalog_of, scan_results
 from chemteb_eval.runner import run
 from chemteb_eval.scoring import score_pair_classification, score_retrieval
 from chemteb_eval.tasks import KINDS, get_benchmark

@@ -12,14 +12,10 @@ import pytest
 from scipy.stats import spearmanr
 
 from chemteb_eval.cli import main
+from chemteb_eval.results.board import ModelResults
 from chemteb_eval.results.correlations import model_correlations, task_correlations
-from chemteb_eval.results.domains import (
-    MtebScores,
-    compare_domains,
-    read_mteb_csv,
-    read_mteb_folder,
-)
-from chemteb_eval.results.ranking import ModelResults
+from chemteb_eval.results.domains import compare_domains
+from chemteb_eval.results.mteb_scores import MtebScores, read_mteb_csv, read_mteb_folder
 from chemteb_eval.tasks import Aggregation, Benchmark, benchmark_tasks, get_benchmark
 
 PAPER = get_benchmark("ChemTEB(paper)")

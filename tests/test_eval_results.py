@@ -23,7 +23,8 @@ from chemteb_eval.hub.model_card import (
     find_task_results,
     project_url,
 )
-from chemteb_eval.results.ranking import rank_models, read_results
+from chemteb_eval.results.board import read_results
+from chemteb_eval.results.ranking import rank_models
 from chemteb_eval.tasks import get_benchmark
 
 from .conftest import REPO_ROOT

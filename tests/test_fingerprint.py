@@ -100,7 +100,7 @@ def test_local_task_records_accept_fingerprints_only() -> None:
 def test_models_scored_on_other_local_data_are_noted(tmp_path: Path) -> None:
     import json
 
-    from chemteb_eval.results.ranking import read_results
+    from chemteb_eval.results.board import read_results
 
     bench = get_benchmark("PipChem")
     task = benchmark_tasks(bench)[0]
@@ -149,7 +149,7 @@ def test_compare_leaves_out_tasks_scored_on_other_data(tmp_path: Path) -> None:
 
 
 def test_a_tie_between_versions_tells_every_model(tmp_path: Path) -> None:
-    from chemteb_eval.results.ranking import read_results
+    from chemteb_eval.results.board import read_results
 
     bench = get_benchmark("PipChem")
     name = benchmark_tasks(bench)[0].name

@@ -297,7 +297,7 @@ def test_an_api_cache_written_before_probes_is_kept(tmp_path: Path) -> None:
 def test_each_backend_and_dtype_gets_its_own_results_in_mteb_experiments(tmp_path: Path) -> None:
     """``-m onnx-int8:M`` into the folder of ``M`` printed the torch score as its own
     ("skipped"), and rank mixed the two; a variant now has MTEB's experiments folder."""
-    from chemteb_eval.results.ranking import scan_results
+    from chemteb_eval.results.scan import scan_results
 
     declared = read_task_file(write_pairs(tmp_path))
     out = tmp_path / "results"
@@ -361,7 +361,7 @@ def _two_roots(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_two_scans_of_two_folders_never_see_each_others_tasks(tmp_path: Path) -> None:
-    from chemteb_eval.results.ranking import catalog_of, scan_results
+    from chemteb_eval.results.scan import catalog_of, scan_results
 
     a, b = _two_roots(tmp_path)
     first = catalog_of(scan_results([a]))
@@ -377,7 +377,8 @@ def test_two_scans_of_two_folders_never_see_each_others_tasks(tmp_path: Path) ->
 def test_models_of_two_declarations_are_never_side_by_side_and_no_order_decides(
     tmp_path: Path,
 ) -> None:
-    from chemteb_eval.results.ranking import catalog_of, read_results, scan_results
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.results.scan import catalog_of, scan_results
 
     a, b = _two_roots(tmp_path)
     boards = []
@@ -512,7 +513,7 @@ def test_a_recorded_task_under_a_name_now_reserved_is_left_out_not_a_crash(
 ) -> None:
     """Results recorded before MTEB's task names were refused still read: the task is left
     out with the reason, and rank, the Space and compare go on."""
-    from chemteb_eval.results.ranking import catalog_of, scan_results
+    from chemteb_eval.results.scan import catalog_of, scan_results
 
     report = _run([write_pairs(tmp_path)], tmp_path / "results")
     folder = report.results_dir
@@ -643,7 +644,7 @@ def test_compare_decides_versions_among_the_two_models_only(tmp_path: Path) -> N
 
 
 def test_task_names_differing_in_case_are_two_tasks_not_a_crash(tmp_path: Path) -> None:
-    from chemteb_eval.results.ranking import catalog_of, scan_results
+    from chemteb_eval.results.scan import catalog_of, scan_results
 
     out = tmp_path / "results"
     for i, name in enumerate(("CasePairs", "casepairs")):
@@ -792,7 +793,7 @@ def test_other_weights_never_adopt_a_models_experiments_as_their_variants(tmp_pa
 def test_a_recorded_task_file_edited_after_the_run_is_left_out_whatever_the_order(
     tmp_path: Path,
 ) -> None:
-    from chemteb_eval.results.ranking import catalog_of, scan_results
+    from chemteb_eval.results.scan import catalog_of, scan_results
 
     declared = read_task_file(write_pairs(tmp_path))
     out = tmp_path / "results"

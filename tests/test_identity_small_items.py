@@ -18,8 +18,8 @@ from chemteb_eval.chembench.parse import extract_confidence
 from chemteb_eval.data.custom import CustomDataError, rows_of
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
-from chemteb_eval.results.domains import read_mteb_csv
 from chemteb_eval.results.inputs import read_model_table
+from chemteb_eval.results.mteb_scores import read_mteb_csv
 from chemteb_eval.tasks.custom import TaskFileError, read_recorded_task, read_task_file
 
 from .helpers.hashing_encoder import HashingEncoder

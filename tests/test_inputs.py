@@ -12,15 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chemteb_eval.cli import main
-from chemteb_eval.results.inputs import (
-    MODEL_TABLE_FILE,
-    MTEB_SCORES_FILE,
-    find_beside,
-    model_name,
-    read_model_tables,
-    resolve_mteb_scores,
-)
-from chemteb_eval.results.ranking import RankedModel, rank_models, read_results
+from chemteb_eval.results.board import read_results
+from chemteb_eval.results.inputs import MODEL_TABLE_FILE, find_beside, read_model_tables
+from chemteb_eval.results.model_folder import model_name
+from chemteb_eval.results.mteb_scores import MTEB_SCORES_FILE, resolve_mteb_scores
+from chemteb_eval.results.ranking import RankedModel, rank_models
 from chemteb_eval.scoring.uncertainty import competition_ranks
 from chemteb_eval.tasks import get_benchmark, get_task, main_score
 
@@ -160,7 +156,7 @@ def test_each_evidence_file_is_read_once_per_board(
 
     import chemteb_eval.results.evidence as evidence
     from chemteb_eval.results.leaderboard import build_leaderboard
-    from chemteb_eval.results.ranking import scan_results
+    from chemteb_eval.results.scan import scan_results
 
     from .test_adversarial_round2 import PIPCHEM, _write_model
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chemteb_eval.results.board import read_results
 from chemteb_eval.results.leaderboard import (
     ModelFacts,
     build_leaderboard,
@@ -20,7 +21,7 @@ from chemteb_eval.results.leaderboard import (
     size_bucket,
     task_size,
 )
-from chemteb_eval.results.ranking import read_results, scan_results
+from chemteb_eval.results.scan import scan_results
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark, get_task, main_score
 
 BENCH = "ChemTEB(paper)"  # its tasks have sizes, so speeds can be checked

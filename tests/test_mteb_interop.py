@@ -21,7 +21,7 @@ import pytest
 from chemteb_eval.data import load_task
 from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.results import NO_REVISION
-from chemteb_eval.results.ranking import read_results
+from chemteb_eval.results.board import read_results
 from chemteb_eval.results.runs import LEGACY_RUN_META, RUNS_FILE, run_record
 from chemteb_eval.results.schema import ResultFile
 from chemteb_eval.runner import run
@@ -232,7 +232,7 @@ def test_a_hub_task_folder_loads_in_mteb(small_suite: Path, tmp_path: Path) -> N
 def test_mteb_reads_the_paper_layout_we_read(tmp_path: Path, shared_dir: Path) -> None:
     """The other direction, kept true: MTEB-written folders (the paper's) give the same main
     score per file in our reader as in MTEB's (a sample of models, to stay fast)."""
-    from chemteb_eval.results.ranking import scan_results
+    from chemteb_eval.results.scan import scan_results
 
     source = shared_dir / "reference" / "paper_results"
     picked = sorted(p for p in source.iterdir() if p.is_dir())[:3]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from chemteb_eval.cli import main
-from chemteb_eval.results.ranking import rank_models, read_results
+from chemteb_eval.results.board import read_results
+from chemteb_eval.results.ranking import rank_models
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
 

@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from chemteb_eval.cli import main
-from chemteb_eval.hub.model_card import _SKIP
+from chemteb_eval.results.model_folder import NOT_RESULTS
 from chemteb_eval.results.runs import LEGACY_RUN_META, RUNS_FILE
 from chemteb_eval.tasks import reserved
 from chemteb_eval.tasks.catalog import TaskCatalog
@@ -68,7 +68,7 @@ def test_ordinary_names_are_not_reserved() -> None:
 
 
 def test_the_model_folder_stems_are_the_files_a_run_writes_beside_results() -> None:
-    written = {Path(n).stem for n in (*_SKIP, RUNS_FILE, LEGACY_RUN_META)}
+    written = {Path(n).stem for n in (*NOT_RESULTS, RUNS_FILE, LEGACY_RUN_META)}
     assert written == set(MODEL_FOLDER_STEMS)
 
 

@@ -18,7 +18,7 @@ from chemteb_eval.data import load_task
 from chemteb_eval.data.shared_sets import read_reuters12, read_semeval_sts
 from chemteb_eval.data.types import ClassificationData, NerData, StsData
 from chemteb_eval.errors import MissingDataError
-from chemteb_eval.results.ranking import read_results
+from chemteb_eval.results.board import read_results
 from chemteb_eval.results.schema import ResultFile
 from chemteb_eval.runner import RunReport, run
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark, get_task

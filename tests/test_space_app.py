@@ -421,7 +421,7 @@ def test_domain_view_without_mteb_scores_says_what_to_do(state: app.AppState) ->
 def test_domain_view_of_a_type_without_mteb_tasks(analysis_state: app.AppState) -> None:
     import dataclasses
 
-    from chemteb_eval.results.domains import MtebScores
+    from chemteb_eval.results.mteb_scores import MtebScores
 
     assert analysis_state.mteb is not None
     only = MtebScores(
@@ -561,8 +561,9 @@ def test_parse_query_reads_the_analysis_controls(analysis_state: app.AppState) -
 
 
 def test_the_space_reproduces_the_cli_on_the_paper_results(shared_dir: Path) -> None:
-    from chemteb_eval.results.domains import compare_domains, read_mteb_csv
-    from chemteb_eval.results.ranking import read_results
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.results.domains import compare_domains
+    from chemteb_eval.results.mteb_scores import read_mteb_csv
     from chemteb_eval.tasks import get_benchmark
 
     results = shared_dir / "reference" / "paper_results"
@@ -626,7 +627,7 @@ def _tables(outputs: Any) -> list[dict[str, Any]]:
 def test_every_column_a_view_can_produce_is_declared(
     analysis_state: app.AppState, tmp_path: Path
 ) -> None:
-    from chemteb_eval.results.ranking import DETAIL_KEYS
+    from chemteb_eval.results.board import DETAIL_KEYS
     from chemteb_eval.tasks import main_score
 
     pipchem = app.build_state([_pipchem_with_items(tmp_path / "pipchem")])

@@ -101,7 +101,8 @@ def test_rank_intervals_separate_clear_gaps_and_not_noise() -> None:
 def test_rank_intervals_on_the_paper_results_are_fast(shared_dir: Path) -> None:
     import time
 
-    from chemteb_eval.results.ranking import rank_models, rank_uncertainty, read_results
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.results.ranking import rank_models, rank_uncertainty
 
     bench = get_benchmark("ChemTEB(paper)")
     models = read_results([shared_dir / "reference" / "paper_results"], bench)
@@ -156,8 +157,9 @@ def test_task_statistics_recompute_the_scores() -> None:
 def test_runner_writes_items_and_compare_and_rank_ci_read_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from chemteb_eval.results.board import read_results
     from chemteb_eval.results.leaderboard import build_leaderboard
-    from chemteb_eval.results.ranking import _item_resampler, read_results
+    from chemteb_eval.results.ranking import _item_resampler
     from chemteb_eval.runner import run
     from chemteb_eval.tasks import benchmark_tasks
 

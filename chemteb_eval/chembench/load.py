@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chemteb_eval._files import first_non_utf8
-from chemteb_eval.errors import ChemtebError
+from chemteb_eval.errors import ChemtebError, HubUnavailableError
 
 from .questions import Question, keyword_problems
 
@@ -104,13 +104,15 @@ def _load_hub(repo_id: str, revision: str, configs: list[str] | None, out: Quest
             names = configs or get_dataset_config_names(repo_id, revision=revision)
             loaded = [(c, load_dataset(repo_id, c, revision=revision)) for c in names]
     except (OSError, ConnectionError, ValueError) as exc:
+        error: type[ChemtebError] = HubUnavailableError
         if asked_offline:
             why = "HF_HUB_OFFLINE is set and it is not in the Hugging Face cache: unset it"
         elif not hub_reachable():
             why = f"the Hub ({constants.ENDPOINT}) cannot be reached and it is not cached: retry"
         else:
+            error = ChemtebError
             why = f"{type(exc).__name__}: check the id and the revision, or retry"
-        raise ChemtebError(
+        raise error(
             f"questions: cannot read {repo_id}@{revision} ({why} where the Hub can be reached), "
             "or pass a local folder or file of question files."
         ) from None

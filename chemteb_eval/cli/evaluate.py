@@ -351,9 +351,9 @@ def _cmd_compare_domains(args: argparse.Namespace) -> int:
 
     from chemteb_eval import tasks
     from chemteb_eval.errors import ChemtebError
+    from chemteb_eval.results.board import read_results
     from chemteb_eval.results.domains import compare_domains
-    from chemteb_eval.results.inputs import MTEB_SCORES_FILE, resolve_mteb_scores
-    from chemteb_eval.results.ranking import read_results
+    from chemteb_eval.results.mteb_scores import MTEB_SCORES_FILE, resolve_mteb_scores
 
     if not 0 < args.min_mteb_coverage <= 1:  # before any file is read
         raise ValueError(f"--min-mteb-coverage: must be in (0, 1], got {args.min_mteb_coverage}.")
@@ -453,14 +453,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_rank(args: argparse.Namespace) -> int:
     import json
 
-    from chemteb_eval.results.ranking import (
-        benchmark_coverage,
-        catalog_of,
-        rank_models,
-        rank_uncertainty,
-        read_results,
-        scan_results,
-    )
+    from chemteb_eval.results.board import benchmark_coverage, read_results
+    from chemteb_eval.results.ranking import rank_models, rank_uncertainty
+    from chemteb_eval.results.scan import catalog_of, scan_results
 
     scanned = scan_results(args.results, model_table=args.model_table)
     catalog = catalog_of(scanned)  # the registered tasks and the ones these results recorded
@@ -512,7 +507,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
 def _rank_benchmark(args: argparse.Namespace, scanned: list[Any], catalog: Any) -> tuple[Any, str]:
     """The benchmark to rank on (``-b``, else the one the results cover best) and the line
     that says why it was chosen ("" with ``-b``); a notice when there is nothing to rank."""
-    from chemteb_eval.results.ranking import choose_benchmark
+    from chemteb_eval.results.board import choose_benchmark
 
     if not scanned:  # the newcomer's first try, before any run
         where = ", ".join(map(str, args.results))

@@ -30,6 +30,7 @@ from chemteb_eval._files import first_non_utf8
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.tasks import Task
 
+from .hub_reader import HUB_LOADERS, SNAPSHOT_PREFIX
 from .types import (
     BitextData,
     ClassificationData,
@@ -69,8 +70,6 @@ def read_custom(
     import yaml
 
     from chemteb_eval.tasks.custom import read_files, snapshot
-
-    from .loader import SNAPSHOT_PREFIX
 
     if source is None:
         raise ChemtebError(
@@ -115,8 +114,6 @@ def _read(
     task: Task, splits: Sequence[str], path: Path, fmt: str, log: Callable[[str], None] | None
 ) -> TaskData:
     if fmt == "hub":
-        from .loader import HUB_LOADERS
-
         loader = HUB_LOADERS[task.type]
         assert loader is not None  # tasks.custom admits only types with file columns
         return loader(task, str(path), splits)

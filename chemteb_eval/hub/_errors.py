@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from chemteb_eval.errors import ChemtebError
+from chemteb_eval.errors import ChemtebError, HubUnavailableError
 
-__all__ = ["HubUnreachableError", "endpoint", "hub_errors", "require_token"]
-
-
-class HubUnreachableError(ChemtebError):
-    """The Hub could not be asked at all (offline mode, network, nothing cached): a dry run can
-    still show what it would do without what it could not read."""
+__all__ = ["endpoint", "hub_errors", "require_token"]
 
 
 def endpoint() -> str:
@@ -73,22 +68,22 @@ def hub_errors(action: str, repo_id: str | None = None) -> Iterator[None]:
             "with write access (https://huggingface.co/settings/tokens)."
         ) from exc
     except OfflineModeIsEnabled as exc:
-        raise HubUnreachableError(
+        raise HubUnavailableError(
             f"{action}: HF_HUB_OFFLINE is set, so the Hub cannot be reached. Unset it and retry."
         ) from exc
     except LocalEntryNotFoundError as exc:
         # A download that could not ask the Hub (offline, or the network failed: huggingface_hub
         # then falls back to its cache) and found no cached copy; not an HTTP answer.
         if constants.HF_HUB_OFFLINE:
-            raise HubUnreachableError(
+            raise HubUnavailableError(
                 f"{action}: HF_HUB_OFFLINE is set and no copy is cached. Unset it and retry."
             ) from exc
-        raise HubUnreachableError(
+        raise HubUnavailableError(
             f"{action}: cannot reach {endpoint()} and no copy is cached. Check the network, a "
             "proxy, or HF_ENDPOINT; nothing was changed on the Hub."
         ) from exc
     except _transport_errors() as exc:
-        raise HubUnreachableError(
+        raise HubUnavailableError(
             f"{action}: cannot reach {endpoint()} ({type(exc).__name__}). Check the network, a "
             "proxy, or HF_ENDPOINT; nothing was changed on the Hub."
         ) from exc

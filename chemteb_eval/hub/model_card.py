@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chemteb_eval import __version__
-from chemteb_eval.errors import short_repr
+from chemteb_eval.errors import HubUnavailableError
+from chemteb_eval.results.board import DETAIL_KEYS
 from chemteb_eval.results.markup import md
-from chemteb_eval.results.ranking import DETAIL_KEYS
-from chemteb_eval.results.runs import LEGACY_RUN_META, read_runs
+from chemteb_eval.results.model_folder import meta_name, recorded_tasks, result_paths
+from chemteb_eval.results.runs import read_runs
 from chemteb_eval.results.schema import ResultFile, check_score, match_task
 from chemteb_eval.tasks import (
     BENCHMARKS,
@@ -33,7 +34,7 @@ from chemteb_eval.tasks import (
 )
 from chemteb_eval.tasks.catalog import BUILTIN, TaskCatalog
 
-from ._errors import HubUnreachableError, hub_errors, require_token
+from ._errors import hub_errors, require_token
 from ._repo import check_repo_id
 
 if TYPE_CHECKING:
@@ -55,7 +56,6 @@ __all__ = [
 
 # MTEB's map from its task types to the Hub's task categories (TaskMetadata._hf_task_type).
 HF_TASK_TYPES = {name: k.hf_task for name, k in KINDS.items()}
-_SKIP = {"model_meta.json", LEGACY_RUN_META}
 
 
 @dataclass(frozen=True)
@@ -71,13 +71,12 @@ class TaskResult:
 
 
 def _result_files(path: Path) -> list[Path]:
-    def tasks_in(folder: Path) -> list[Path]:
-        return sorted(p for p in folder.glob("*.json") if p.name not in _SKIP)
-
+    """The result files of the one model under ``path``: a revision folder, a model folder with
+    one revision, or a results root with one model (``model_folder.result_paths`` reads each)."""
     if not path.is_dir():
         raise ValueError(f"results: {path} is not a folder.")
     try:
-        return _result_files_in(path, tasks_in)
+        return _result_files_in(path, result_paths)
     except OSError as exc:  # an unreadable folder inside (permissions, a dangling mount)
         raise ValueError(f"results: cannot read {exc.filename or path} ({exc.strerror}).") from None
 
@@ -103,35 +102,13 @@ def _result_files_in(path: Path, tasks_in: Callable[[Path], list[Path]]) -> list
     raise ValueError(f"results: no result files under {path}.")
 
 
-def _model_name(meta_path: Path) -> str | None:
-    """``model_meta.json``'s ``name``: it names our ``model-index`` entry and heads a new card,
-    so it must be one line of text."""
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise ValueError(f"results: {meta_path} is not valid JSON ({exc}).") from None
-    name = meta.get("name") if isinstance(meta, dict) else None
-    if name is None:
-        return None
-    if not isinstance(name, str) or not name.strip() or len(name.splitlines()) != 1:
-        raise ValueError(
-            f"results: {meta_path}: 'name' is {short_repr(name)}, not a model id on one line; "
-            "fix it (or delete the key to use the repo id)."
-        )
-    return name
-
-
 def _recorded_catalog(folder: Path, log: Callable[[str], None]) -> TaskCatalog:
     """The registered tasks and those a task-file run recorded beside these results, so that
     their files match (a Hub-sourced one goes on the card under its dataset and commit)."""
-    from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX, TaskFileError, read_recorded_task
-
-    found = []
-    for recorded in sorted(folder.glob(f"*{TASK_FILE_SUFFIX}")):
-        try:
-            found.append(read_recorded_task(recorded))
-        except (TaskFileError, OSError) as exc:
-            log(f"skipped {recorded.name}: {exc}")
+    problems: list[str] = []
+    found = recorded_tasks([folder], problems)  # the reader ``rank`` and the Space use
+    for problem in problems:
+        log(f"skipped {problem}")
     try:
         return TaskCatalog.with_tasks(found)
     except ValueError as exc:  # a recorded name that a registered task has
@@ -153,7 +130,7 @@ def find_task_results(
     meta_path = files[0].parent / "model_meta.json"
     model = None
     if meta_path.is_file():
-        model = _model_name(meta_path)
+        model = meta_name(meta_path)
     found = []
     for path in files:
         try:
@@ -893,7 +870,7 @@ def _read_remote(
         with hub_errors(f"read the card of {repo_id}", repo_id):
             card = _remote_bytes(repo_id, "README.md")
             remote = {path: _remote_bytes(repo_id, path) for path in paths}
-    except HubUnreachableError as exc:
+    except HubUnavailableError as exc:
         if not dry_run:
             raise
         log(f"[dry run] {exc} Shown below: what a repo without a card would get.")

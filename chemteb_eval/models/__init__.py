@@ -97,7 +97,7 @@ def load_encoder(
             f"model: {spec} generates text (chemteb chembench generate) and embeds none; "
             f"use one of {', '.join(embedders)}."
         )
-    return record.load(
+    return record.loader()(
         spec, LoadOptions(device=device, precision=precision, api_base=api_base, log=log)
     )
 

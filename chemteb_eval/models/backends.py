@@ -3,22 +3,25 @@
 The spec parser (``spec.py``), ``load_encoder``, the ``chemteb run -m`` help, ChemBench's
 generators, the extras check and the runner's embedding-cache key read these records; none of
 them keeps its own list of backends. Adding a backend is its name in ``Backend``, one
-``ModelBackend`` here (with its loader) and its encoder class, whose ``ModelMeta.framework`` is
-the record's ``framework``.
+``ModelBackend`` here and its encoder class, named by a ``"module:Class"`` string (as lm-eval's
+``MODEL_MAPPING``) whose ``from_spec(spec, options)`` loads it and whose ``ModelMeta.framework``
+is the record's ``framework``.
 
-This module imports nothing heavy (no numpy, torch or httpx): the CLI builds its help from it.
+This module imports nothing heavy (no numpy, torch or httpx), and none of the encoder modules it
+names — they import it, so a table that imported them would close a circle: the CLI builds its
+help from it.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
     from .base import Encoder
-    from .spec import ModelSpec
 
 __all__ = [
     "BACKEND_TABLE",
@@ -78,7 +81,7 @@ class LoadOptions:
     log: Callable[[str], None] = print
 
 
-Loader = Callable[["ModelSpec", LoadOptions], "Encoder"]
+Loader = Callable[[Any, LoadOptions], "Encoder"]  # (ModelSpec, LoadOptions) -> Encoder
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,9 @@ class ModelBackend:
         encoder: what it needs to embed text (``None``: it embeds nothing).
         generator: what it needs to generate text for ChemBench (``None``: it generates
             nothing).
-        load: its encoder's loader (``None`` for a generator-only backend).
+        load: its encoder class as ``"module:Class"``, imported only when a model loads; the
+            class's ``from_spec(spec, options)`` loads it (``None`` for a generator-only
+            backend).
         framework: what its encoder's ``ModelMeta.framework`` says (``None``: no encoder); the
             result files record it, and it names the record that keys the embedding cache.
         cache_variant: the ``variant`` of its embedding-cache key in float32; ``None`` is the
@@ -102,6 +107,8 @@ class ModelBackend:
             through another (``transformers:ID``, ``onnx:ID`` and a plain ``ID``) needs one of
             its own, or its vectors and the other's would share a cache file. The values are
             the keys existing caches were written with: never change one.
+        dtypes: whether its encoder computes in the float16/bfloat16 ``--precision`` asks for
+            (else the vectors are float32's whatever is asked, and the dtype is refused).
     """
 
     name: Backend
@@ -110,9 +117,10 @@ class ModelBackend:
     hub_ids: bool
     encoder: Install | None
     generator: Install | None
-    load: Loader | None
+    load: str | None
     framework: str | None
     cache_variant: str | None
+    dtypes: bool = False
 
     def __post_init__(self) -> None:
         if len({self.encoder is None, self.load is None, self.framework is None}) != 1:
@@ -135,63 +143,13 @@ class ModelBackend:
         """What the role needs (``None``: the backend has no such role)."""
         return self.encoder if role == "encoder" else self.generator
 
-
-# -- the loaders: each imports its encoder module only when it runs ---------------------------
-
-
-def _sentence_transformers(spec: ModelSpec, options: LoadOptions) -> Encoder:
-    from .sentence_transformers import SentenceTransformerEncoder
-
-    return SentenceTransformerEncoder(spec.name, device=options.device, precision=options.precision)
-
-
-def _transformers(spec: ModelSpec, options: LoadOptions) -> Encoder:
-    from .transformers_pooling import TransformersEncoder
-
-    cls = spec.backend == "transformers-cls"
-    return TransformersEncoder(spec.name, pooling="cls" if cls else "mean", device=options.device)
-
-
-def _model2vec(spec: ModelSpec, options: LoadOptions) -> Encoder:
-    from .static import Model2VecEncoder
-
-    return Model2VecEncoder(spec.name)
-
-
-def _word_vectors(spec: ModelSpec, options: LoadOptions) -> Encoder:
-    from .static import WordVectorEncoder
-
-    return WordVectorEncoder.load(spec.name, kind=spec.backend)
-
-
-def _openai(spec: ModelSpec, options: LoadOptions) -> Encoder:
-    from .http import HTTPEmbeddingEncoder
-
-    return HTTPEmbeddingEncoder(spec.name, api_base=options.api_base)
-
-
-def _onnx(spec: ModelSpec, options: LoadOptions) -> Encoder:
-    """ONNX Runtime on a CPU in float32; a model ONNX cannot export runs with torch instead
-    (``log`` says why, and its meta says what ran)."""
-    from chemteb_eval.errors import MissingExtraError
-
-    device, precision = options.device, options.precision
-    if device not in (None, "cpu") or precision != "float32":
-        raise ValueError(
-            f"model: {spec} runs on CPU in float32; for {device or precision} use the torch "
-            "backend (--backend torch)."
-        )
-    try:
-        from .onnx import OnnxEncoder, OnnxUnsupported
-
-        try:
-            return OnnxEncoder(spec.name, quantize=spec.backend == "onnx-int8", log=options.log)
-        except OnnxUnsupported as exc:
-            reason = str(exc)
-    except MissingExtraError as exc:
-        reason = str(exc)
-    options.log(f"onnx: {spec.name} runs with torch instead: {reason}")
-    return _sentence_transformers(spec, options)
+    def loader(self) -> Loader:
+        """The encoder class's ``from_spec``, its module imported now."""
+        if self.load is None:
+            raise ValueError(f"backend: {self.name} embeds nothing; it has no encoder.")
+        module, _, name = self.load.partition(":")
+        loader: Loader = getattr(importlib.import_module(module), name).from_spec
+        return loader
 
 
 # -- the table --------------------------------------------------------------------------------
@@ -211,9 +169,10 @@ _BACKENDS = (
         hub_ids=True,
         encoder=_TORCH_ST,
         generator=None,
-        load=_sentence_transformers,
+        load="chemteb_eval.models.sentence_transformers:SentenceTransformerEncoder",
         framework="sentence-transformers",
         cache_variant=None,
+        dtypes=True,
     ),
     ModelBackend(
         name="transformers",
@@ -222,7 +181,7 @@ _BACKENDS = (
         hub_ids=True,
         encoder=_TORCH_TRANSFORMERS,
         generator=Install("chembench", ("torch", "transformers")),
-        load=_transformers,
+        load="chemteb_eval.models.transformers_pooling:TransformersEncoder",
         framework="transformers (mean pooling)",
         cache_variant="transformers (mean pooling)",
     ),
@@ -233,7 +192,7 @@ _BACKENDS = (
         hub_ids=True,
         encoder=_TORCH_TRANSFORMERS,
         generator=None,
-        load=_transformers,
+        load="chemteb_eval.models.transformers_pooling:TransformersEncoder",
         framework="transformers (cls pooling)",
         cache_variant="transformers (cls pooling)",
     ),
@@ -244,7 +203,7 @@ _BACKENDS = (
         hub_ids=True,
         encoder=Install("static", ("model2vec",)),
         generator=None,
-        load=_model2vec,
+        load="chemteb_eval.models.static:Model2VecEncoder",
         framework="model2vec",
         cache_variant=None,
     ),
@@ -255,7 +214,7 @@ _BACKENDS = (
         hub_ids=False,
         encoder=_GENSIM,
         generator=None,
-        load=_word_vectors,
+        load="chemteb_eval.models.static:WordVectorEncoder",
         framework="word vectors (gensim)",
         cache_variant=None,
     ),
@@ -266,7 +225,7 @@ _BACKENDS = (
         hub_ids=False,
         encoder=_GENSIM,
         generator=None,
-        load=_word_vectors,
+        load="chemteb_eval.models.static:WordVectorEncoder",
         framework="fasttext (gensim)",
         cache_variant=None,
     ),
@@ -277,7 +236,7 @@ _BACKENDS = (
         hub_ids=False,
         encoder=_CORE,
         generator=_CORE,
-        load=_openai,
+        load="chemteb_eval.models.http:HTTPEmbeddingEncoder",
         framework="openai-compatible-http",
         cache_variant=None,
     ),
@@ -288,9 +247,10 @@ _BACKENDS = (
         hub_ids=True,
         encoder=_ONNX,
         generator=None,
-        load=_onnx,
+        load="chemteb_eval.models.onnx:OnnxEncoder",
         framework="onnxruntime",
         cache_variant="onnxruntime",
+        dtypes=True,  # it refuses them itself, with its own line
     ),
     ModelBackend(
         name="onnx-int8",
@@ -299,9 +259,10 @@ _BACKENDS = (
         hub_ids=True,
         encoder=_ONNX,
         generator=None,
-        load=_onnx,
+        load="chemteb_eval.models.onnx:OnnxEncoder",
         framework="onnxruntime-int8 (per text)",
         cache_variant="onnxruntime-int8 (per text)",
+        dtypes=True,
     ),
     ModelBackend(
         name="litellm",
@@ -378,7 +339,7 @@ def check_precision(record: ModelBackend | None, precision: str) -> None:
     on CUDA; ONNX Runtime refuses it with its own line). Elsewhere the vectors are float32's
     whatever is asked, and a dtype label would split one model into two rows and two caches.
     ``record`` None: an encoder from outside the table, whose precision is its own affair."""
-    if precision == "float32" or record is None or record.load in (_sentence_transformers, _onnx):
+    if precision == "float32" or record is None or record.dtypes:
         return
     raise ValueError(
         f"precision: {precision} is for sentence-transformers models on CUDA; a "

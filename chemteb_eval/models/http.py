@@ -17,10 +17,11 @@ from numpy.typing import NDArray
 
 from chemteb_eval.errors import ChemtebError
 
-from .backends import framework_of
+from .backends import LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .openai_client import OpenAIClient
 from .prompts import convention_prompt
+from .spec import ModelSpec
 
 
 class HTTPEmbeddingEncoder:
@@ -37,6 +38,11 @@ class HTTPEmbeddingEncoder:
         requests_per_minute: a client-side rate limit (``None``: none).
         timeout: seconds per request.
     """
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, options: LoadOptions) -> HTTPEmbeddingEncoder:
+        """The backend table's loader (``openai``)."""
+        return cls(spec.name, api_base=options.api_base)
 
     def __init__(
         self,

@@ -48,8 +48,9 @@ from typing import Any
 import numpy as np
 
 from chemteb_eval._env import cache_root
+from chemteb_eval.errors import MissingExtraError
 
-from .backends import DEFAULT_MODEL, framework_of
+from .backends import DEFAULT_MODEL, LoadOptions, framework_of
 from .fingerprint import model_fingerprint
 from .sentence_transformers import SentenceTransformerEncoder
 from .spec import ModelSpec
@@ -274,6 +275,26 @@ class OnnxEncoder(SentenceTransformerEncoder):
     Raises:
         OnnxUnsupported: the model cannot be exported (the message says why).
     """
+
+    @classmethod
+    def from_spec(
+        cls, spec: ModelSpec, options: LoadOptions
+    ) -> OnnxEncoder | SentenceTransformerEncoder:
+        """The backend table's loader (``onnx``, ``onnx-int8``): ONNX Runtime on a CPU in
+        float32; a model ONNX cannot export, or a machine without onnxruntime, runs with torch
+        instead (``options.log`` says why, and its meta says what ran)."""
+        device, precision = options.device, options.precision
+        if device not in (None, "cpu") or precision != "float32":
+            raise ValueError(
+                f"model: {spec} runs on CPU in float32; for {device or precision} use the torch "
+                "backend (--backend torch)."
+            )
+        try:
+            return cls(spec.name, quantize=spec.backend == "onnx-int8", log=options.log)
+        except (OnnxUnsupported, MissingExtraError) as exc:
+            reason = str(exc)
+        options.log(f"onnx: {spec.name} runs with torch instead: {reason}")
+        return SentenceTransformerEncoder.from_spec(spec, options)
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 
 from ._source import hub_access, load_error, local_folder, network_errors
-from .backends import DEFAULT_MODEL, framework_of
+from .backends import DEFAULT_MODEL, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .spec import ModelSpec
@@ -64,6 +64,11 @@ class SentenceTransformerEncoder:
         precision: ``float32``, or ``float16``/``bfloat16`` on CUDA.
         revision: a Hub revision to pin.
     """
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, options: LoadOptions) -> SentenceTransformerEncoder:
+        """The backend table's loader (``sentence-transformers``)."""
+        return cls(spec.name, device=options.device, precision=options.precision)
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._source import hub_access, load_error, local_folder, network_errors
-from .backends import framework_of
+from .backends import LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .spec import ModelSpec
@@ -25,6 +25,11 @@ class Model2VecEncoder:
 
     # a text's vector is the mean of its own tokens' rows: no batch changes it
     batch_invariant = True
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, options: LoadOptions) -> Model2VecEncoder:
+        """The backend table's loader (``model2vec``)."""
+        return cls(spec.name)
 
     def __init__(self, name: str) -> None:
         ModelSpec("model2vec", name).require()
@@ -101,6 +106,11 @@ class WordVectorEncoder:
             framework=framework_of("fasttext" if self.subwords else "word2vec"),
             source=source,
         )
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, options: LoadOptions) -> WordVectorEncoder:
+        """The backend table's loader (``word2vec``, ``fasttext``)."""
+        return cls.load(spec.name, kind=spec.backend)
 
     @classmethod
     def load(cls, path: str, *, kind: str = "word2vec") -> WordVectorEncoder:

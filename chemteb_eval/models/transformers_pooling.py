@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._source import hub_access, load_error, local_folder, network_errors
-from .backends import Backend, framework_of
+from .backends import Backend, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
 from .sentence_transformers import resolve
@@ -30,6 +30,12 @@ class TransformersEncoder:
         device: the torch device.
         revision: a Hub revision to pin.
     """
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, options: LoadOptions) -> TransformersEncoder:
+        """The backend table's loader (``transformers``: mean pooling; ``transformers-cls``)."""
+        pooling: Literal["mean", "cls"] = "cls" if spec.backend == "transformers-cls" else "mean"
+        return cls(spec.name, pooling=pooling, device=options.device)
 
     def __init__(
         self,

@@ -19,16 +19,11 @@ from chemteb_eval.scoring.uncertainty import (
 )
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits
 
+from .board import ModelResults, read_results
 from .io import EXPERIMENTS
-from .ranking import (
-    ModelResults,
-    ScannedModel,
-    catalog_of,
-    read_results,
-    scan_results,
-    split_versions,
-    task_evidence,
-)
+from .model_folder import ScannedModel
+from .ranking import task_evidence
+from .scan import catalog_of, scan_results, split_versions
 
 __all__ = [
     "Comparison",

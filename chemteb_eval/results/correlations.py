@@ -21,7 +21,7 @@ import numpy as np
 
 from chemteb_eval.tasks import Benchmark, benchmark_tasks
 
-from .ranking import ModelResults
+from .board import ModelResults
 
 __all__ = [
     "Correlations",

@@ -14,11 +14,9 @@ with what they lack, never plotted with a silently partial mean.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,182 +25,19 @@ from chemteb_eval.scoring.uncertainty import competition_ranks
 from chemteb_eval.tasks import Benchmark, benchmark_tasks
 from chemteb_eval.tasks.kinds import kind as task_kind
 
+from .board import ModelResults
 from .correlations import spearman, spearman_rows
-from .inputs import not_utf8_row
-from .ranking import ModelResults, scan_results
+from .mteb_scores import DOMAIN_TYPES, MtebScores
 
 __all__ = [
     "AXIS_METRICS",
     "DOMAIN_TYPES",
     "DomainComparison",
-    "MtebScores",
-    "check_mteb_score",
     "compare_domains",
-    "read_mteb_csv",
-    "read_mteb_folder",
 ]
 
-DOMAIN_TYPES = ("Classification", "Clustering", "PairClassification", "Retrieval")
 # The metric each axis shows, per type: MTEB(eng, v1)'s main scores (its leaderboard's metrics).
 AXIS_METRICS: dict[str, str] = {t: str(task_kind(t).mteb_metric) for t in DOMAIN_TYPES}
-
-
-@dataclass
-class MtebScores:
-    """General-domain MTEB scores: ``{model: {task: score}}`` and each task's type."""
-
-    scores: dict[str, dict[str, float]] = field(default_factory=dict)
-    task_types: dict[str, str] = field(default_factory=dict)
-    splits: dict[str, str] = field(default_factory=dict)
-    skipped: list[str] = field(default_factory=list)  # files or scores left out, with the reason
-
-    def tasks_of(self, kind: str) -> list[str]:
-        return sorted(t for t, k in self.task_types.items() if k == kind)
-
-
-# MTEB's result files hold main scores on a 0-1 scale (its leaderboard multiplies by 100 for
-# display); every main score of the types compared here (accuracy, V-measure, AP, nDCG) is in it.
-_SCORE_RANGE = (0.0, 1.0)
-_MAX_FIELD = 4096  # the longest CSV field accepted: a task or model id is < 200 characters
-
-
-def check_mteb_score(value: Any) -> float:
-    """An MTEB main score as a float, or ``ValueError`` saying why not: a JSON ``true``, a
-    string, NaN, infinity, a value outside 0-1 (a 0-100 scale is named as such)."""
-    from .schema import real_number
-
-    number = real_number(value)
-    if number is None:
-        raise ValueError(f"main_score {str(value)[:40]!r} is not a finite number")
-    low, high = _SCORE_RANGE
-    if not low <= number <= high:
-        hint = " (a 0-100 scale? MTEB's files hold 0-1)" if 1 < number <= 100 else ""
-        raise ValueError(f"main_score {number:g} is outside [{low:g}, {high:g}]{hint}")
-    return number
-
-
-def read_mteb_csv(path: str | Path) -> MtebScores:
-    """``mteb_eng_v1_scores.csv`` (``model_id, task, task_type, split, main_score, ...``): one
-    row per model and task; a row that is short, over-long, or not a score in 0-1 is an error
-    naming its line."""
-    out = MtebScores()
-    seen: dict[tuple[str, str], tuple[int, float]] = {}  # (model, task) -> (line, score)
-    types: dict[str, int] = {}  # task -> the line that gave its type
-    with Path(path).open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM
-        rows = csv.reader(handle)
-        try:
-            header = next(rows, [])
-            missing = {"model_id", "task", "task_type", "main_score"} - set(header)
-            if missing:
-                raise ValueError(f"{path}: no column(s) {sorted(missing)}.")
-            for row in rows:
-                try:
-                    _add_csv_row(out, header, row)
-                    _check_consistent(out, header, row, rows.line_num, seen, types)
-                except ValueError as exc:
-                    raise ValueError(f"{path}: line {rows.line_num}: {exc}.") from None
-        except csv.Error as exc:  # e.g. a field over csv's 131,072-character limit
-            raise ValueError(
-                f"{path}: line {rows.line_num}: not a readable CSV row ({exc})."
-            ) from None
-        except UnicodeDecodeError as exc:  # decoded in blocks: line_num is not the byte's line
-            raise ValueError(not_utf8_row(Path(path), exc)) from None
-    return out
-
-
-def _add_csv_row(out: MtebScores, header: list[str], fields: list[str]) -> None:
-    if not fields:
-        return  # a blank line
-    if len(fields) != len(header):
-        raise ValueError(f"{len(fields)} fields where the header has {len(header)}")
-    row = dict(zip(header, fields, strict=True))
-    for key, value in row.items():
-        if len(value) > _MAX_FIELD:
-            raise ValueError(f"{key} is {len(value):,} characters long")
-    for key in ("model_id", "task", "task_type"):
-        if not row[key].strip():
-            raise ValueError(f"{key} is empty")
-    try:
-        score = float(row["main_score"])
-    except ValueError:
-        raise ValueError(f"main_score {row['main_score'][:40]!r} is not a number") from None
-    out.scores.setdefault(row["model_id"], {})[row["task"]] = check_mteb_score(score)
-    out.task_types.setdefault(row["task"], row["task_type"])  # a conflict: _check_consistent
-    out.splits[row["task"]] = row.get("split") or "test"
-
-
-def _check_consistent(
-    out: MtebScores,
-    header: list[str],
-    fields: list[str],
-    line: int,
-    seen: dict[tuple[str, str], tuple[int, float]],
-    types: dict[str, int],
-) -> None:
-    """One row that contradicts another changes everyone's numbers: a second, different score
-    for the same model and task (the last would win), or a task given another type (it would
-    move for every model). Both are refused, naming the other line."""
-    if not fields:
-        return
-    row = dict(zip(header, fields, strict=True))
-    model, task, kind = row["model_id"], row["task"], row["task_type"]
-    score = out.scores[model][task]
-    if (model, task) in seen and seen[(model, task)][1] != score:
-        raise ValueError(
-            f"a second score for {model} on {task} ({score:g}; line {seen[(model, task)][0]} "
-            f"says {seen[(model, task)][1]:g})"
-        )
-    seen.setdefault((model, task), (line, score))
-    if task in types and out.task_types.get(task) != kind:
-        raise ValueError(f"task {task} is {kind!r} here but another type on line {types[task]}")
-    types.setdefault(task, line)
-    spelled = {k.lower(): k for k in DOMAIN_TYPES}.get(kind.lower())
-    if spelled is not None and spelled != kind:
-        raise ValueError(f"task_type {kind!r}: MTEB spells it {spelled!r}")
-
-
-# The English subset of a multilingual MTEB(eng, v1) task, as that benchmark selects it.
-_ENGLISH_SUBSETS = ("default", "en", "en-en")
-
-
-def read_mteb_folder(root: str | Path, reference: MtebScores) -> MtebScores:
-    """A user's MTEB results folder (``<org__model>/<revision>/<Task>.json``, read with the
-    result-file reader): the main score of each task ``reference`` knows, on its split and
-    English subset, added to a copy of ``reference`` under the folder's model name."""
-    out = MtebScores(
-        {m: dict(s) for m, s in reference.scores.items()},
-        dict(reference.task_types),
-        dict(reference.splits),
-        list(reference.skipped),
-    )
-    for model in scan_results([Path(root)]):
-        out.skipped.extend(model.skipped)
-        found: dict[str, float] = {}
-        for file in model.files:  # oldest first: a newer file wins
-            task = file.task_name
-            if task not in reference.task_types:
-                continue
-            entries = {
-                subset: entry
-                for split, subset, entry in file.entries()
-                if split == reference.splits.get(task, "test")
-            }
-            subset = next((s for s in _ENGLISH_SUBSETS if s in entries), None)
-            if subset is None:
-                out.skipped.append(
-                    f"{file.path}: no English subset ({', '.join(_ENGLISH_SUBSETS)}) with a "
-                    f"numeric main_score on {reference.splits.get(task, 'test')}; {task} left "
-                    f"out for {model.name}"
-                )
-                continue
-            try:
-                found[task] = check_mteb_score(entries[subset].get("main_score"))
-            except ValueError as exc:  # one bad file costs its task, not the comparison
-                found.pop(task, None)
-                out.skipped.append(f"{file.path}: {exc}; {task} left out for {model.name}")
-        if found:  # added to what the CSV has for the model, a file's score winning
-            out.scores.setdefault(model.name, {}).update(found)
-    return out
 
 
 @dataclass

@@ -12,31 +12,22 @@ be, and otherwise left out with the reason, so that a damaged neighbour never st
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from chemteb_eval._files import first_non_utf8
 
-if TYPE_CHECKING:
-    from .domains import MtebScores
-
 __all__ = [
     "MODEL_TABLE_FILE",
-    "MTEB_SCORES_FILE",
-    "MtebInput",
     "find_beside",
-    "model_name",
     "model_table_paths",
     "not_utf8_row",
     "read_model_table",
     "read_model_tables",
-    "resolve_mteb_scores",
 ]
 
 MODEL_TABLE_FILE = "paper_models.csv"  # results_dir, model_id and the model facts
-MTEB_SCORES_FILE = "mteb_eng_v1_scores.csv"  # MTEB(eng, v1) scores: model_id, task, ...
+# (mteb_eng_v1_scores.csv, the MTEB scores, is found by the same rule: ``mteb_scores``)
 
 
 def read_model_table(path: str | Path | None) -> dict[str, dict[str, str]]:
@@ -117,83 +108,3 @@ def read_model_tables(
             if given is not None:
                 raise
     return table
-
-
-def model_name(folder: Path, meta: Mapping[str, Any] | None, table: Mapping[str, str]) -> str:
-    """A model folder's model id: ``model_meta.json``'s ``name``, else the model table's id
-    for the folder, else the folder name with ``__`` read as ``/``. (What prints it makes it
-    safe to show; a model card, where it heads the card, also wants one line.)"""
-    name = (meta or {}).get("name")
-    if isinstance(name, str) and name:
-        return name
-    return table.get(folder.name) or folder.name.replace("__", "/")
-
-
-@dataclass(frozen=True)
-class MtebInput:
-    """The MTEB(eng, v1) scores a comparison uses, and where they came from.
-
-    Args:
-        scores: the scores (``None``: none were found, or ``problem`` says why not read).
-        path: the CSV read.
-        folders: MTEB results folders whose models were added.
-        problem: why a CSV found beside the results was not read.
-    """
-
-    scores: MtebScores | None
-    path: Path | None = None
-    folders: tuple[Path, ...] = ()
-    problem: str = ""
-
-
-def resolve_mteb_scores(
-    roots: Sequence[str | Path],
-    given: str | Path | None = None,
-    folders: Sequence[str | Path] = (),
-    *,
-    scores_arg: str = "--mteb-scores",
-    folders_arg: str = "--mteb-results",
-) -> MtebInput:
-    """The MTEB(eng, v1) scores for a set of results: the CSV named (``given``), else the
-    ``mteb_eng_v1_scores.csv`` found in or beside a results folder, plus the models of MTEB
-    results ``folders`` (MTEB's layout).
-
-    Raises:
-        ValueError: naming ``scores_arg`` or ``folders_arg``: the named CSV is not there or not
-            readable, a folder is not one, or folders are given without any scores CSV (it holds
-            the task list and types they are read against).
-    """
-    if given is not None and not Path(given).is_file():
-        raise ValueError(f"{scores_arg}: {given} is not a file; pass {MTEB_SCORES_FILE}'s path.")
-    candidates = [Path(given)] if given is not None else find_beside(roots, MTEB_SCORES_FILE)
-    odd = [p for r in map(Path, roots) for p in (r / MTEB_SCORES_FILE, r.parent / MTEB_SCORES_FILE)]
-    odd = [p for p in odd if p.exists() and not p.is_file()]
-    if not candidates and odd:  # a folder, a FIFO or a device by that name: said, never read
-        return MtebInput(None, odd[0], problem=f"{odd[0]} is not a regular file")
-    if not candidates:
-        if folders:
-            raise ValueError(
-                f"{folders_arg}: needs the MTEB(eng, v1) scores too (their task list and "
-                f"types); pass {scores_arg} {MTEB_SCORES_FILE}."
-            )
-        return MtebInput(None)
-    for folder in folders:
-        if not Path(folder).is_dir():
-            raise ValueError(f"{folders_arg}: {folder} is not a folder.")
-    from .domains import read_mteb_csv, read_mteb_folder
-
-    found = candidates[0]
-    try:
-        mteb = read_mteb_csv(found)
-    except (OSError, ValueError) as exc:
-        if given is not None:  # asked for by name: say so before any work
-            raise ValueError(f"{scores_arg}: {exc}") from None
-        return MtebInput(None, found, problem=str(exc))
-    if not mteb.scores:
-        problem = f"{found} holds no scores (its header only?)"
-        if given is not None:
-            raise ValueError(f"{scores_arg}: {problem}.")
-        return MtebInput(None, found, problem=problem)
-    for folder in folders:
-        mteb = read_mteb_folder(folder, mteb)
-    return MtebInput(mteb, found, tuple(map(Path, folders)))

@@ -17,17 +17,10 @@ from chemteb_eval.scoring.uncertainty import competition_ranks
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, main_score
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
-from .ranking import (
-    DETAIL_KEYS,
-    ModelResults,
-    RankedModel,
-    ScannedModel,
-    rank_models,
-    rank_uncertainty,
-    read_model_table,
-    read_results,
-    task_interval,
-)
+from .board import DETAIL_KEYS, ModelResults, read_results
+from .inputs import read_model_table
+from .model_folder import ScannedModel
+from .ranking import RankedModel, rank_models, rank_uncertainty, task_interval
 
 __all__ = [
     "SIZE_BUCKETS",

@@ -66,8 +66,8 @@ def check_score(key: str, value: Any) -> float:
     return number
 
 
-def read_json_object(path: Path) -> dict[str, Any]:
-    """One JSON file's object; ``ValueError`` or ``OSError`` (never a hang or a crash) for
+def read_json(path: Path) -> Any:
+    """One JSON file's value; ``ValueError`` or ``OSError`` (never a hang or a crash) for
     anything else: a FIFO or device named ``.json``, a dangling link or a link loop, a huge or
     binary file, JSON nested deeper than Python's recursion limit."""
     info = path.stat()  # follows links: a dangling link or a loop raises OSError here
@@ -75,7 +75,12 @@ def read_json_object(path: Path) -> dict[str, Any]:
         raise ValueError("not a regular file")
     if info.st_size > MAX_RESULT_BYTES:
         raise ValueError(f"{info.st_size} bytes: too large for a result file")
-    payload = parse_json(path.read_bytes())
+    return parse_json(path.read_bytes())
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """One JSON file's object (``read_json``); ``ValueError`` for any other value."""
+    payload = read_json(path)
     if not isinstance(payload, dict):
         raise ValueError("not a JSON object")
     return payload

@@ -42,8 +42,10 @@ class TaskKind:
         detail_keys: the scores shown beside the main score (tables, model cards), in order.
         data_class: the name of its split data class in ``chemteb_eval.data.types``.
         chemteb: one of ChemTEB's five types (the leaderboard's tabs).
-        mteb_metric: MTEB(eng, v1)'s main score for this type (its leaderboard's metric: the
-            axes of the ChemTEB-vs-MTEB comparison); ``None`` where it has none.
+        mteb_metric: MTEB's main score for this type (its leaderboard's metric: the axes of the
+            ChemTEB-vs-MTEB comparison); ``None`` where it has none.
+        in_mteb_eng_v1: MTEB(eng, v1) has tasks of this type; with ``chemteb``, the type is an
+            axis of the ChemTEB-vs-MTEB comparison (``results.mteb_scores.DOMAIN_TYPES``).
         mean_of_items: the main scores that are means over items (queries, test texts), so
             that a bootstrap over items recomputes them with a gather and a mean (affordable
             for every model on every resample); threshold sweeps, weighted F1 and k-means
@@ -67,6 +69,7 @@ class TaskKind:
     data_class: str
     chemteb: bool = True
     mteb_metric: str | None = None
+    in_mteb_eng_v1: bool = False
     mean_of_items: frozenset[str] = frozenset()
     needs_train: bool = False
     probe_options: bool = False
@@ -82,6 +85,8 @@ class TaskKind:
         ):
             if metric is not None and metric not in self.main_scores:
                 raise ValueError(f"{name}: {metric!r} is not a main score.")
+        if self.in_mteb_eng_v1 and self.mteb_metric is None:
+            raise ValueError("in_mteb_eng_v1: MTEB ranks the type by a metric; name mteb_metric.")
         if not self.mean_of_items <= self.main_scores:
             raise ValueError(
                 f"mean_of_items: {sorted(self.mean_of_items)} are not all main scores."
@@ -100,6 +105,7 @@ _KINDS = (
         data_class="ClassificationData",
         file_columns=("text", "label"),
         mteb_metric="accuracy",
+        in_mteb_eng_v1=True,
         mean_of_items=frozenset({"accuracy"}),
         needs_train=True,
         probe_options=True,
@@ -115,6 +121,7 @@ _KINDS = (
         data_class="ClusteringData",
         file_columns=("text", "label"),
         mteb_metric="v_measure",
+        in_mteb_eng_v1=True,
     ),
     TaskKind(
         name="PairClassification",
@@ -127,6 +134,7 @@ _KINDS = (
         data_class="PairClassificationData",
         file_columns=("sentence1", "sentence2", "label"),
         mteb_metric="max_ap",
+        in_mteb_eng_v1=True,
     ),
     TaskKind(
         name="BitextMining",
@@ -153,6 +161,7 @@ _KINDS = (
         file_columns=("id", "text"),
         file_layout="corpus",
         mteb_metric="ndcg_at_10",
+        in_mteb_eng_v1=True,
         # every retrieval score is a mean over queries
         mean_of_items=frozenset({"ndcg_at_10", "map_at_10", "recall_at_10", "mrr_at_10"}),
     ),
@@ -168,6 +177,7 @@ _KINDS = (
         data_class="StsData",
         file_columns=("sentence1", "sentence2", "score"),
         mteb_metric="cosine_spearman",
+        in_mteb_eng_v1=True,
         chemteb=False,
     ),
     TaskKind(

@@ -10,8 +10,8 @@ import gradio as gr
 from state import AppState, Filters, Param
 from views import frame, md, md_code, write_csv
 
+from chemteb_eval.results.board import DETAIL_KEYS
 from chemteb_eval.results.leaderboard import task_size
-from chemteb_eval.results.ranking import DETAIL_KEYS
 from chemteb_eval.tasks import Task, main_score
 
 from .base import Layout, Tab, download_button, table_update
