@@ -53,38 +53,71 @@ class MetricModule:
         function: the scoring function it wraps, as ``module:attribute`` (imported on demand, so
             the table costs nothing to read).
         what: one line on what it scores.
+        example: the Space widget's example upload, as ``module:attribute`` of a function
+            ``(rng) -> (arrays, options)`` beside the scoring function; ``None``: the module's
+            Space has an app of its own (``metrics/<name>/app.py`` does not launch the widget).
     """
 
     name: str
     function: str
     what: str
+    example: str | None = None
 
     def load_function(self) -> Callable[..., Any]:
-        module, attribute = self.function.split(":")
-        func: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
-        return func
+        return _load(self.function)
+
+    def load_example(self) -> Callable[..., tuple[dict[str, Any], dict[str, Any]]] | None:
+        return _load(self.example) if self.example is not None else None
+
+
+def _load(target: str) -> Callable[..., Any]:
+    module, attribute = target.split(":")
+    func: Callable[..., Any] = getattr(importlib.import_module(module), attribute)
+    return func
 
 
 #: Every evaluate module the project ships, in the order ``chemteb metrics`` lists them. A test
 #: checks that the ``metrics/*/`` folders are exactly these.
 METRICS: tuple[MetricModule, ...] = (
     MetricModule(
-        "classification", "chemteb_eval.scoring:score_classification", "logistic-regression probe"
+        "classification",
+        "chemteb_eval.scoring:score_classification",
+        "logistic-regression probe",
+        "chemteb_eval.scoring.classification:example_inputs",
     ),
     MetricModule(
-        "clustering", "chemteb_eval.scoring:score_clustering", "mini-batch k-means, V-measure"
+        "clustering",
+        "chemteb_eval.scoring:score_clustering",
+        "mini-batch k-means, V-measure",
+        "chemteb_eval.scoring.clustering:example_inputs",
     ),
     MetricModule(
-        "pair_classification", "chemteb_eval.scoring:score_pair_classification", "best-threshold F1"
+        "pair_classification",
+        "chemteb_eval.scoring:score_pair_classification",
+        "best-threshold F1",
+        "chemteb_eval.scoring.pair_classification:example_inputs",
     ),
-    MetricModule("bitext_mining", "chemteb_eval.scoring:score_bitext_mining", "top-1 cosine, F1"),
     MetricModule(
-        "retrieval", "chemteb_eval.scoring:score_retrieval", "exact cosine top-k, nDCG@10"
+        "bitext_mining",
+        "chemteb_eval.scoring:score_bitext_mining",
+        "top-1 cosine, F1",
+        "chemteb_eval.scoring.bitext_mining:example_inputs",
+    ),
+    MetricModule(
+        "retrieval",
+        "chemteb_eval.scoring:score_retrieval",
+        "exact cosine top-k, nDCG@10",
+        "chemteb_eval.scoring.retrieval:example_inputs",
     ),
     MetricModule(
         "chembench", "chemteb_eval.chembench.score:score_chembench", "LLM answers, fraction correct"
     ),
-    MetricModule("sts", "chemteb_eval.scoring.sts:score_sts", "Spearman of cosine, OOV policy"),
+    MetricModule(
+        "sts",
+        "chemteb_eval.scoring.sts:score_sts",
+        "Spearman of cosine, OOV policy",
+        "chemteb_eval.scoring.sts:example_inputs",
+    ),
     MetricModule("ner", "chemteb_eval.scoring.ner:score_ner", "entity F-beta (seqeval's)"),
 )
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)

@@ -19,56 +19,23 @@ __all__ = ["build_demo", "example_inputs", "launch_widget", "score_upload"]
 
 
 def example_inputs(module_name: str, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A small random input for a module: (arrays for the .npz, JSON options).
+    """A small random input for a module: (arrays for the .npz, JSON options), from the
+    example function its ``METRICS`` row names.
 
     Args:
-        module_name: one of classification, clustering, pair_classification, bitext_mining, sts,
-            retrieval.
+        module_name: a metric module whose Space uses this widget (its row has an ``example``).
         seed: random seed.
 
     Returns:
         The arrays and the extra JSON-able arguments.
     """
-    rng = np.random.default_rng(seed)
+    from chemteb_eval.metric_docs import METRICS
 
-    def emb(n: int) -> Any:
-        return rng.standard_normal((n, 16)).astype(np.float32)
-
-    if module_name == "classification":
-        return {
-            "train_embeddings": emb(64),
-            "train_labels": rng.integers(0, 2, 64),
-            "test_embeddings": emb(32),
-            "references": rng.integers(0, 2, 32),
-        }, {"n_experiments": 10}
-    if module_name == "clustering":
-        return {"embeddings": emb(60), "references": rng.integers(0, 3, 60)}, {}
-    if module_name == "pair_classification":
-        a = emb(50)
-        return {
-            "embeddings1": a,
-            "embeddings2": a + emb(50),
-            "references": rng.integers(0, 2, 50),
-        }, {}
-    if module_name == "bitext_mining":
-        s = emb(40)
-        return {"source_embeddings": s, "target_embeddings": s + 0.8 * emb(40)}, {}
-    if module_name == "retrieval":
-        qrels = {f"q{i}": {f"d{int(j)}": 1} for i, j in enumerate(rng.integers(0, 100, 8))}
-        return {
-            "query_embeddings": emb(8),
-            "corpus_embeddings": emb(100),
-            "query_ids": np.array([f"q{i}" for i in range(8)]),
-            "corpus_ids": np.array([f"d{i}" for i in range(100)]),
-        }, {"qrels": qrels}
-    if module_name == "sts":
-        a = emb(40)
-        return {
-            "embeddings1": a,
-            "embeddings2": a + emb(40),
-            "references": rng.uniform(0, 5, 40),
-        }, {"oov_policy": "error"}
-    raise ValueError(f"module_name: unknown metric {module_name!r}.")
+    row = next((m for m in METRICS if m.name == module_name), None)
+    example = row.load_example() if row is not None else None
+    if example is None:
+        raise ValueError(f"module_name: unknown metric {module_name!r}.")
+    return example(np.random.default_rng(seed))
 
 
 def score_upload(

@@ -61,7 +61,7 @@ def test_semeval_records_match_the_readme() -> None:
         task = get_task(f"SemEvalSTS{year}")
         assert task.subsets == tuple(pairs) and task.subset_weight_key == "n_pairs"
         assert task.main_score == "cosine_pearson" and task.n_samples == sum(pairs.values())
-    assert sum(sum(p.values()) for p in SEMEVAL_PAIRS.values()) == 11794  # the README's total
+    assert sum(sum(p.values()) for p in SEMEVAL_PAIRS.values()) == 11794  # docs/scitext.md's total
 
 
 def _semeval_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, year: int) -> Path:
@@ -229,7 +229,7 @@ def test_the_real_reuters12(shared_dir: Path) -> None:
     data = read_reuters12("test")
     assert (len(data.train_texts), len(data.test_texts)) == (5882, 2289)
     assert len(set(data.train_labels)) == 12
-    assert data.test_labels.count("earn") == 1083  # the README's table
+    assert data.test_labels.count("earn") == 1083  # ../shared/data/reuters12/README.md's table
 
 
 # -- restricted sets --------------------------------------------------------------------------

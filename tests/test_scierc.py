@@ -71,7 +71,7 @@ def test_the_released_splits(shared_dir: Path) -> None:
     data = load_task(get_task("SciERCNER"))["default"]["test"]
     assert (len(data.train_tokens), len(data.test_tokens)) == (1861, 551)
     entities = Counter(tag[2:] for sentence in data.test_tags for tag in sentence if tag[0] == "B")
-    assert entities == {  # the README's per-type test counts
+    assert entities == {  # ../shared/data/scierc/README.md's per-type test counts
         "Task": 262,
         "Method": 426,
         "Metric": 71,

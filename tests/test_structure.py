@@ -349,3 +349,98 @@ def test_every_task_kind_has_a_loader_entry_and_its_evidence_record_beside_its_s
         assert record.__module__.startswith("chemteb_eval.scoring.")
     for kind in KINDS.values():  # a mean of items can be resampled item by item
         assert not kind.mean_of_items or kind.name in records
+
+
+# -- no import circle, no run-time module state -----------------------------------------------
+
+
+def test_no_import_circle_among_the_packages_modules() -> None:
+    """Every import counts: module level, inside a function, under ``TYPE_CHECKING``. A table
+    names what it dispatches to as ``"module:Class"`` strings, which import nothing."""
+    from .helpers.house import circles, graph
+
+    edges = graph()
+    assert len(edges) > 90 and sum(map(len, edges.values())) > 200  # the graph is read
+    assert circles(edges) == []
+    # the finder finds one: a back edge closes a circle
+    looped = {**edges, "chemteb_eval.errors": {"chemteb_eval.results.schema"}}
+    assert any("chemteb_eval.errors" in c for c in circles(looped))
+
+
+# Module state a process keeps on purpose: caches of facts about its environment, never of a
+# caller's choices (a registry mutated at run time made one run depend on another's calls).
+ALLOWED_STATE = {
+    ("chemteb_eval/_env.py", "_probes"),  # the Hub's answer to one probe, kept a minute
+    ("space/views.py", "_CSV_DIR"),  # this process's private download folder (mkdtemp, 0700)
+}
+_MUTATORS = {"append", "add", "update", "setdefault", "pop", "clear", "extend", "remove"}
+_MUTATORS |= {"insert", "discard", "popitem", "__setitem__"}
+
+
+def _module_state(path: Path) -> set[str]:
+    """The module-level names of ``path`` that a function rebinds (``global``) or mutates
+    (a container method, an item assignment or deletion)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = {
+        t.id
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+    }
+    found = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Global):
+                found.update(node.names)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                owner = node.func.value
+                if isinstance(owner, ast.Name) and node.func.attr in _MUTATORS:
+                    found.add(owner.id)
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+                targets = (
+                    node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                )
+                found.update(
+                    t.value.id
+                    for t in targets
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                )
+    return found & top
+
+
+def test_no_room_keeps_run_time_mutable_module_state() -> None:
+    state = {
+        (str(path.relative_to(REPO_ROOT)), name)
+        for folder in ("chemteb_eval", *ROOT_FOLDERS)
+        for path in sorted((REPO_ROOT / folder).rglob("*.py"))
+        for name in _module_state(path)
+    }
+    assert state == ALLOWED_STATE
+
+
+def test_the_error_tree_in_errors_docstring_is_the_classes() -> None:
+    """``errors.py`` draws the exception tree (as httpx does); every ``ChemtebError`` subclass
+    of the package is on it, and nothing else."""
+    import importlib
+    import pkgutil
+
+    import chemteb_eval
+    from chemteb_eval import errors
+
+    for module in pkgutil.walk_packages(chemteb_eval.__path__, "chemteb_eval."):
+        if not module.name.endswith("__main__"):  # every module's errors join the tree
+            importlib.import_module(module.name)
+
+    def ours(cls: type) -> set[str]:
+        found = set()
+        for sub in cls.__subclasses__():
+            if sub.__module__.startswith("chemteb_eval."):  # not a test's own subclass
+                found |= {sub.__name__, *ours(sub)}
+        return found
+
+    drawn = set(re.findall(r"[├└]── (\w+)", errors.__doc__ or ""))
+    assert drawn == ours(errors.ChemtebError) and len(drawn) >= 5
+    assert "HubUnreachableError" not in drawn  # one Hub-unreachable error

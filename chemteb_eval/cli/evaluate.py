@@ -129,7 +129,7 @@ def add_run(sub: Subparsers) -> None:
         nargs="+",
         metavar="FILE",
         help="your own tasks, each declared in a YAML or JSON file (or a folder of them): run "
-        "alone, ranked apart as the Custom benchmark (the README: Your own data as a task)",
+        "alone, ranked apart as the Custom benchmark (docs/custom_tasks.md)",
     )
     runner.add_argument(
         "--output-dir", default="results", help="where result folders go (default: results)"
@@ -180,7 +180,7 @@ def add_run(sub: Subparsers) -> None:
     runner.add_argument(
         "--pipchem-scale",
         choices=("full", "small"),
-        help="the PipChem build to score on: full (default; the README's figures) or small (a "
+        help="the PipChem build to score on: full (default; the figures of docs/pipchem.md) or small (a "
         "quick check; other data, not comparable); the same as CHEMTEB_PIPCHEM_SCALE",
     )
     runner.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -478,7 +478,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         print(
             f"\nNot separable from #1 (ranked first in >= 2.5% of 1,000 task resamples): "
             f"{', '.join(map(shown, tied)) or '-'}. Rank intervals: tasks resampled within their type "
-            "(the README's 'How sure is a rank?')."
+            "(docs/uncertainty.md)."
         )
     for line in dict.fromkeys(skipped):
         print(f"[skipped] {shown(line)}", file=sys.stderr)

@@ -145,3 +145,15 @@ class BitextItems(_items.Items):
             return float(f1)
 
         return bitext
+
+
+def example_inputs(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small random input of the bitext mining metric's Space: (the arrays of an
+    ``.npz`` upload, named after ``compute``'s arguments; the other arguments, JSON-able). The
+    ``METRICS`` row names it; the widget offers it as the example upload."""
+    s = _emb(rng, 40)
+    return {"source_embeddings": s, "target_embeddings": s + 0.8 * _emb(rng, 40)}, {}
+
+
+def _emb(rng: np.random.Generator, n: int) -> Any:
+    return rng.standard_normal((n, 16)).astype(np.float32)

@@ -232,3 +232,19 @@ class ClassificationItems(_items.Items):
             return float(np.mean([f1_score(y_true[idx], p[idx], average=average) for p in y_pred]))
 
         return classification
+
+
+def example_inputs(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small random input of the classification metric's Space: (the arrays of an
+    ``.npz`` upload, named after ``compute``'s arguments; the other arguments, JSON-able). The
+    ``METRICS`` row names it; the widget offers it as the example upload."""
+    return {
+        "train_embeddings": _emb(rng, 64),
+        "train_labels": rng.integers(0, 2, 64),
+        "test_embeddings": _emb(rng, 32),
+        "references": rng.integers(0, 2, 32),
+    }, {"n_experiments": 10}
+
+
+def _emb(rng: np.random.Generator, n: int) -> Any:
+    return rng.standard_normal((n, 16)).astype(np.float32)

@@ -90,3 +90,14 @@ class ClusteringItems(_items.Items):
 
         labels, clusters = self.labels, self.clusters
         return lambda idx: float(v_measure_score(labels[idx], clusters[idx]))
+
+
+def example_inputs(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small random input of the clustering metric's Space: (the arrays of an
+    ``.npz`` upload, named after ``compute``'s arguments; the other arguments, JSON-able). The
+    ``METRICS`` row names it; the widget offers it as the example upload."""
+    return {"embeddings": _emb(rng, 60), "references": rng.integers(0, 3, 60)}, {}
+
+
+def _emb(rng: np.random.Generator, n: int) -> Any:
+    return rng.standard_normal((n, 16)).astype(np.float32)

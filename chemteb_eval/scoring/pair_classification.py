@@ -248,3 +248,19 @@ class PairItems(_items.Items):
             )
 
         return pairs
+
+
+def example_inputs(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small random input of the pair classification metric's Space: (the arrays of an
+    ``.npz`` upload, named after ``compute``'s arguments; the other arguments, JSON-able). The
+    ``METRICS`` row names it; the widget offers it as the example upload."""
+    a = _emb(rng, 50)
+    return {
+        "embeddings1": a,
+        "embeddings2": a + _emb(rng, 50),
+        "references": rng.integers(0, 2, 50),
+    }, {}
+
+
+def _emb(rng: np.random.Generator, n: int) -> Any:
+    return rng.standard_normal((n, 16)).astype(np.float32)

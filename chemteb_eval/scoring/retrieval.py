@@ -509,3 +509,20 @@ class RetrievalItems(_items.Items):
             raise ValueError(f"key: these items hold {self.key!r}, not {key!r}")
         values = self.values
         return lambda idx: float(values[idx].mean())
+
+
+def example_inputs(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small random input of the retrieval metric's Space: (the arrays of an
+    ``.npz`` upload, named after ``compute``'s arguments; the other arguments, JSON-able). The
+    ``METRICS`` row names it; the widget offers it as the example upload."""
+    qrels = {f"q{i}": {f"d{int(j)}": 1} for i, j in enumerate(rng.integers(0, 100, 8))}
+    return {
+        "query_embeddings": _emb(rng, 8),
+        "corpus_embeddings": _emb(rng, 100),
+        "query_ids": np.array([f"q{i}" for i in range(8)]),
+        "corpus_ids": np.array([f"d{i}" for i in range(100)]),
+    }, {"qrels": qrels}
+
+
+def _emb(rng: np.random.Generator, n: int) -> Any:
+    return rng.standard_normal((n, 16)).astype(np.float32)

@@ -191,3 +191,19 @@ class StsItems(_items.Items):
             return float(correlate(gold[idx], sim[idx]).statistic)
 
         return sts
+
+
+def example_inputs(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small random input of the sts metric's Space: (the arrays of an
+    ``.npz`` upload, named after ``compute``'s arguments; the other arguments, JSON-able). The
+    ``METRICS`` row names it; the widget offers it as the example upload."""
+    a = _emb(rng, 40)
+    return {
+        "embeddings1": a,
+        "embeddings2": a + _emb(rng, 40),
+        "references": rng.uniform(0, 5, 40),
+    }, {"oov_policy": "error"}
+
+
+def _emb(rng: np.random.Generator, n: int) -> Any:
+    return rng.standard_normal((n, 16)).astype(np.float32)
