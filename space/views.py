@@ -43,7 +43,7 @@ def csv_dir() -> Path:
 # A Hub model id as the Hub spells one: only these become links (a contributed name such as
 # "x](javascript:...)" or "![](http://tracker)" is shown as text, escaped).
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
-# Two folders naming one model are told apart as "model [folder]" (results.ranking): shown as
+# Two folders naming one model are told apart as "model [folder]" (results.scan): shown as
 # the model (its link, if a Hub id) and the folder as code, not as a bracket that reads like a
 # broken Markdown link.
 _TOLD_APART = re.compile(r"(?s)(.+) \[([^\[\]]+)\]")
