@@ -166,3 +166,19 @@ def inputs_description(
     if examples:
         text = f"{text.rstrip()}\nExamples:\n{examples.rstrip()}\n"
     return text
+
+
+def example_inputs(module_name: str, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A small random input for a metric module whose Space uses the widget: (arrays for the
+    ``.npz``, JSON options), from the example function its row names.
+
+    Raises:
+        ValueError: naming ``module_name`` when no row of ``METRICS`` has an example for it.
+    """
+    row = next((m for m in METRICS if m.name == module_name), None)
+    example = row.load_example() if row is not None else None
+    if example is None:
+        raise ValueError(f"module_name: unknown metric {module_name!r}.")
+    import numpy as np  # here: the table is read without numpy (`chemteb metrics`)
+
+    return example(np.random.default_rng(seed))

@@ -10,32 +10,17 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["build_demo", "example_inputs", "launch_widget", "score_upload"]
+__all__ = ["Example", "build_demo", "launch_widget", "score_upload"]
 
-
-def example_inputs(module_name: str, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A small random input for a module: (arrays for the .npz, JSON options), from the
-    example function its ``METRICS`` row names.
-
-    Args:
-        module_name: a metric module whose Space uses this widget (its row has an ``example``).
-        seed: random seed.
-
-    Returns:
-        The arrays and the extra JSON-able arguments.
-    """
-    from chemteb_eval.metric_docs import METRICS
-
-    row = next((m for m in METRICS if m.name == module_name), None)
-    example = row.load_example() if row is not None else None
-    if example is None:
-        raise ValueError(f"module_name: unknown metric {module_name!r}.")
-    return example(np.random.default_rng(seed))
+#: A metric's example upload: ``rng -> (arrays for the .npz, the other arguments as JSON)``; each
+#: scoring module has one (``example_inputs``), named on its ``METRICS`` row.
+Example = Callable[[np.random.Generator], tuple[dict[str, Any], dict[str, Any]]]
 
 
 def score_upload(
@@ -76,15 +61,21 @@ def score_upload(
     return dict(module.compute(**kwargs))
 
 
-def build_demo(module: Any) -> Any:
-    """A gradio Blocks app for one module (gradio 6)."""
+def build_demo(module: Any, example: Example | None = None) -> Any:
+    """A gradio Blocks app for one module (gradio 6), offering ``example``'s upload (seed 0).
+
+    The app passes its module's example function itself (``from chemteb_eval.scoring.X import
+    example_inputs``): a plain import, which ``publish-metrics`` bundles with the module; a
+    lookup by name would import on demand, which a Space without chemteb-eval cannot."""
     from chemteb_eval.errors import require_extra
 
     require_extra("space", "gradio", what="the metric widget")
     import gradio as gr
 
     name = module.name
-    arrays, options = example_inputs(name)
+    if example is None:
+        raise ValueError(f"example: pass {name}'s example_inputs (its METRICS row names it).")
+    arrays, options = example(np.random.default_rng(0))
     example_path = Path(tempfile.mkdtemp()) / f"{name}_example.npz"
     np.savez(example_path, **arrays)
 
@@ -113,6 +104,6 @@ def build_demo(module: Any) -> Any:
     return demo
 
 
-def launch_widget(module: Any, **launch_kwargs: Any) -> None:
+def launch_widget(module: Any, example: Example | None = None, **launch_kwargs: Any) -> None:
     """Build and launch the widget (what each metric Space's ``app.py`` calls)."""
-    build_demo(module).launch(**launch_kwargs)
+    build_demo(module, example).launch(**launch_kwargs)

@@ -218,3 +218,42 @@ def test_every_bundle_scores_like_the_checkout_with_evaluate_only(
         for case, theirs in zip(ns["test_cases"], got[where]["scores"], strict=True):
             mine = here.compute(**{k: v for k, v in case.items() if k != "result"})
             assert json.loads(json.dumps(mine, default=str)) == theirs, where  # exactly equal
+
+
+@pytest.mark.slow
+def test_attack_each_published_widget_space_starts_without_chemteb_eval(tmp_path: Path) -> None:
+    """Found by an outside attack: the widget once looked its example upload up by name and
+    imported it on demand, which the bundle cannot rewrite, so every widget Space failed at
+    start (``No module named 'chemteb_eval.scoring'``). Each bundle's ``app.py`` is started as
+    a Space starts it, with chemteb-eval made unimportable and gradio's launch stubbed. Cost:
+    ~30 s (six processes importing gradio)."""
+    import subprocess
+
+    from chemteb_eval.metric_docs import METRICS as ROWS
+
+    widgets = [m.name for m in ROWS if m.example is not None]
+    assert len(widgets) >= 6
+    for name in widgets:
+        space = _write(bundle_space(METRICS / name, name), tmp_path / name)
+        starter = (
+            "import runpy, sys\n"
+            "sys.modules['chemteb_eval'] = None  # the Space has no chemteb-eval\n"
+            "import gradio\n"
+            "gradio.Blocks.launch = lambda self, *a, **k: print('LAUNCHED', len(self.fns))\n"
+            "runpy.run_path('app.py', run_name='__main__')\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", starter],
+            cwd=space,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "HOME": str(space),
+                "HF_HUB_OFFLINE": "1",
+                "HF_MODULES_CACHE": str(space / ".modules"),
+                "GRADIO_ANALYTICS_ENABLED": "False",
+            },
+        )
+        assert done.returncode == 0 and "LAUNCHED" in done.stdout, (name, done.stderr[-600:])

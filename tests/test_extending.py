@@ -130,6 +130,14 @@ def test_a_metric_space_that_launches_the_widget_has_its_example_upload() -> Non
         app = (REPO_ROOT / "metrics" / metric.name / "app.py").read_text(encoding="utf-8")
         uses_widget = "launch_widget" in app
         assert uses_widget == (metric.example is not None), metric.name
+        if uses_widget:  # and hands it the very function its row names, by a plain import
+            imported = {
+                f"{node.module}:{alias.name}"
+                for node in ast.walk(ast.parse(app))
+                if isinstance(node, ast.ImportFrom)
+                for alias in node.names
+            }
+            assert metric.example in imported, f"metrics/{metric.name}/app.py: {metric.example}"
         example = metric.load_example()
         if example is None:
             continue

@@ -435,7 +435,7 @@ def test_the_error_tree_in_errors_docstring_is_the_classes() -> None:
             importlib.import_module(module.name)
 
     def ours(cls: type) -> set[str]:
-        found = set()
+        found: set[str] = set()
         for sub in cls.__subclasses__():
             if sub.__module__.startswith("chemteb_eval."):  # not a test's own subclass
                 found |= {sub.__name__, *ours(sub)}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chemteb_eval.metric_docs import METRICS
-from chemteb_eval.widget import build_demo, example_inputs, score_upload
+from chemteb_eval.metric_docs import METRICS, example_inputs
+from chemteb_eval.scoring.pair_classification import example_inputs as pair_example
+from chemteb_eval.widget import build_demo, score_upload
 
 from .conftest import REPO_ROOT
 
@@ -49,7 +50,7 @@ def test_bad_uploads_get_clear_errors(tmp_path) -> None:
 def test_gradio_app_builds(tmp_path) -> None:
     pytest.importorskip("gradio")
     module = evaluate.load(str(REPO_ROOT / "metrics" / "pair_classification"))
-    demo = build_demo(module)
+    demo = build_demo(module, pair_example)
     fns = list(demo.fns.values()) if isinstance(demo.fns, dict) else demo.fns
     (score,) = [f for f in fns if f.name == "run"]
     arrays, _ = example_inputs("pair_classification")

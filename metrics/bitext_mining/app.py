@@ -4,6 +4,9 @@ from pathlib import Path
 
 import evaluate
 
+from chemteb_eval.scoring.bitext_mining import example_inputs
 from chemteb_eval.widget import launch_widget
 
-launch_widget(evaluate.load(str(Path(__file__).resolve().parent / "bitext_mining.py")))
+launch_widget(
+    evaluate.load(str(Path(__file__).resolve().parent / "bitext_mining.py")), example_inputs
+)

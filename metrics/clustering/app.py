@@ -4,6 +4,7 @@ from pathlib import Path
 
 import evaluate
 
+from chemteb_eval.scoring.clustering import example_inputs
 from chemteb_eval.widget import launch_widget
 
-launch_widget(evaluate.load(str(Path(__file__).resolve().parent / "clustering.py")))
+launch_widget(evaluate.load(str(Path(__file__).resolve().parent / "clustering.py")), example_inputs)
