@@ -436,7 +436,8 @@ def test_the_error_tree_in_errors_docstring_is_the_classes() -> None:
 
     def ours(cls: type) -> set[str]:
         found: set[str] = set()
-        for sub in cls.__subclasses__():
+        subs: list[type] = cls.__subclasses__()
+        for sub in subs:
             if sub.__module__.startswith("chemteb_eval."):  # not a test's own subclass
                 found |= {sub.__name__, *ours(sub)}
         return found
