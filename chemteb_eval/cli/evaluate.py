@@ -230,7 +230,6 @@ def _custom_tasks(files: list[str]) -> tuple[list[Any], dict[str, str]]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from chemteb_eval import tasks
-    from chemteb_eval.runner import run
 
     if args.pipchem_scale:  # the one setting the PipChem builder reads, for this run
         os.environ["CHEMTEB_PIPCHEM_SCALE"] = args.pipchem_scale
@@ -245,10 +244,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         selected, own_paths = _custom_tasks(args.task_file)
         paths = {**_data_paths(args.data_path, None), **own_paths}
     else:
+        # a typo in -b or -t is refused here, in a second, before the runner's imports (numpy,
+        # datasets, torch: 13 s on a loaded machine)
+        bench = tasks.get_benchmark(args.benchmark) if args.benchmark else None
         if args.task:
-            collection = tasks.get_benchmark(args.benchmark).collection if args.benchmark else None
+            collection = bench.collection if bench else None
             selected = [tasks.get_task(name, collection) for name in args.task]
         paths = _data_paths(args.data_path, selected)
+        args.benchmark = bench.name if bench else None  # -b chemteb: ChemTEB
+    from chemteb_eval.runner import run
+
     report = run(
         args.model,
         # -b with -t: those tasks, scored by the benchmark's protocol (its splits, main scores)

@@ -43,7 +43,14 @@ from .types import (
     TaskData,
 )
 
-__all__ = ["HUB_CONFIGS", "ROW_BUILDERS", "CustomDataError", "hub_configs", "read_custom"]
+__all__ = [
+    "HUB_CONFIGS",
+    "ROW_BUILDERS",
+    "CustomDataError",
+    "check_columns",
+    "hub_configs",
+    "read_custom",
+]
 
 _SUFFIX = {"csv": ".csv", "jsonl": ".jsonl", "parquet": ".parquet"}
 Row = tuple[str, dict[str, Any]]  # (where: "file:line", the row)
@@ -67,7 +74,6 @@ def read_custom(
     parsed from the copy, so the fingerprint ``scored`` receives names exactly the bytes scored
     (a file edited while the model loaded is scored as it was copied, and named so). The copy
     goes when the data is read."""
-    import yaml
 
     from chemteb_eval.tasks.custom import read_files, snapshot
 
@@ -76,8 +82,7 @@ def read_custom(
             f"{task.name}: its files are not given; run it with --task-file TASK_FILE "
             "(the task file names them)."
         )
-    declared = yaml.safe_load(task.definition) if task.definition else {}
-    fmt = (declared.get("source") or {}).get("format", "hub") if declared else "hub"
+    fmt = _format(task)
     path = Path(source)
     files = read_files(path, fmt, tuple(splits), task.train_split)
     with tempfile.TemporaryDirectory(prefix=SNAPSHOT_PREFIX) as tmp:
@@ -95,6 +100,67 @@ def read_custom(
         except Exception as exc:  # datasets' and pyarrow's errors are many
             # one line naming the user's file, never the private copy
             raise CustomDataError(_said(exc, str(copy), str(path))) from None
+
+
+def _format(task: Task) -> str:
+    """The format of a task file's data (``source.format``: csv, jsonl, parquet, beir, hub)."""
+    import yaml
+
+    declared = yaml.safe_load(task.definition) if task.definition else {}
+    return str((declared.get("source") or {}).get("format", "hub")) if declared else "hub"
+
+
+def check_columns(task: Task, source: str | Path, splits: Sequence[str]) -> None:
+    """Before the model loads: the header of each of the task's row files (a CSV's first line,
+    a JSONL file's first object, a Parquet schema) holds every column its type needs, under the
+    names the task file gives them. Every file's every missing column is named in one
+    ``CustomDataError``, so one edit fixes them all. Files that are not there, and the formats
+    read by other readers (BEIR's, the Hub layout), are left to the load, which checks each row."""
+    from chemteb_eval.tasks.kinds import kind
+
+    fmt, facts = _format(task), kind(task.type)
+    if fmt not in _SUFFIX or facts.file_layout != "rows":
+        return
+    needed = [c for c in facts.file_columns if c != "id"]
+    names = dict.fromkeys([*splits, *([task.train_split] if task.train_split else [])])
+    problems = []
+    for split in names:
+        try:
+            path = _split_file(task, Path(source), fmt, split)
+            have = _header(path, fmt)
+        except CustomDataError:
+            continue  # said by the load, with the rest of what is wrong with the file
+        missing = [c for c in needed if _column(task, c) not in have]
+        if missing:
+            wanted = ", ".join(repr(_column(task, c)) for c in missing)
+            noun = "column" if len(missing) == 1 else "columns"
+            problems.append(
+                f"{path} lacks the {noun} {wanted} (the {', '.join(missing)} of a {task.type} "
+                f"row; its columns: {', '.join(map(repr, have)) or 'none'})"
+            )
+    if problems:
+        raise CustomDataError(
+            f"{task.name}: " + "; ".join(problems) + ". Name yours in the task file's columns: "
+            "{CANONICAL: YOUR_COLUMN}."
+        )
+
+
+def _header(path: Path, fmt: str) -> list[str]:
+    """The column names of a row file, read from its start only."""
+    try:
+        if fmt == "csv":
+            with path.open(encoding="utf-8-sig", newline="") as handle:
+                return next(csv.reader(handle), [])
+        if fmt == "jsonl":
+            with path.open(encoding="utf-8-sig") as handle:
+                first = next((line for line in handle if line.strip()), "{}")
+            row = json.loads(first)
+            return list(row) if isinstance(row, dict) else []
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    except (OSError, ValueError, RecursionError, csv.Error) as exc:
+        raise CustomDataError(f"{path}: {exc}") from None  # the load says it in full
 
 
 def _said(exc: Exception, copy: str, source: str) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 from chemteb_eval import __version__
 from chemteb_eval._files import append_json_line, write_text_atomic
 from chemteb_eval.data import cache_root, load_task
+from chemteb_eval.data.custom import CustomDataError, check_columns
 from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.data.loader import user_copy
 from chemteb_eval.data.pipchem import PIPCHEM_NEEDS
@@ -296,7 +297,6 @@ def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> d
     what format), and each path names a task of the plan (``ValueError``). The copies of the
     scientific-text sets (``builder="shared"``) are checked here too: a missing one is said
     before minutes of model loading, not once per task after them."""
-    check_copies([t.name for t in plan.tasks if t.builder == "shared"])
     paths = dict(data_paths or {})
     local = {t.name: t for t in plan.tasks if t.builder == "local"}
     custom = {t.name for t in plan.tasks if t.builder == "custom"}
@@ -312,8 +312,28 @@ def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> d
             f"data_paths: {', '.join(stray)} is not a restricted task of this run; the run's "
             f"restricted tasks: {', '.join(local) or 'none'}."
         )
+    # the arguments first (exit 2), then what the machine holds (exit 1): a stray --data-path is
+    # named whether or not the copies of the scientific-text sets are here
+    check_copies([t.name for t in plan.tasks if t.builder == "shared"])
     found = {name: user_copy(task, paths.get(name)) for name, task in local.items()}
+    _check_task_file_columns([t for t in plan.tasks if t.builder == "custom"], plan, paths)
     return {**found, **{name: Path(paths[name]) for name in custom}}
+
+
+def _check_task_file_columns(
+    tasks: Sequence[Task], plan: Plan, paths: Mapping[str, str | Path]
+) -> None:
+    """Every task file's row files have the columns their type needs, said for all of them at
+    once, before the model loads (a missing column was found one per run, each after the
+    30-odd seconds of a model load)."""
+    problems = []
+    for task in tasks:
+        try:
+            check_columns(task, paths[task.name], plan.splits(task))
+        except CustomDataError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise CustomDataError("\n".join(problems))
 
 
 def load(

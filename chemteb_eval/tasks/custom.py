@@ -173,8 +173,26 @@ def task_files_in(paths: Iterable[str | Path]) -> list[Path]:
         elif path.is_file():
             found.append(path)
         else:
-            raise TaskFileError(f"--task-file: {path} is not a file or a folder.")
+            raise TaskFileError(f"--task-file: {path} is not a file or a folder.{_near(path)}")
     return list({p.resolve(): p for p in found}.values())  # a file named twice is read once
+
+
+def _near(path: Path) -> str:
+    """`` Did you mean ...?`` naming the task files beside ``path`` whose names are close to
+    its (a typo, another extension), or ``""``."""
+    import difflib
+
+    try:
+        beside = [
+            p.name
+            for p in path.parent.iterdir()
+            if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+        ]
+    except OSError:  # the folder itself is not there, or not readable
+        return ""
+    close = difflib.get_close_matches(path.name, beside, n=3, cutoff=0.75)
+    shown = ", ".join(str(path.parent / name) for name in close)
+    return f" Did you mean {shown}?" if close else ""
 
 
 def read_task_file(

@@ -102,7 +102,9 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType(
 
 
 def _unknown(kind: str, name: str, choices: list[str]) -> ValueError:
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
+    # compared in lower case: "chemtbe" is near "ChemTEB" however it is spelled
+    lowered = {c.lower(): c for c in choices}
+    close = [lowered[c] for c in difflib.get_close_matches(name.lower(), lowered, n=3, cutoff=0.6)]
     hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return ValueError(f"{kind}: unknown {kind} {name!r}.{hint} `chemteb list` shows them all.")
 
@@ -211,6 +213,10 @@ def get_benchmark(name: str) -> Benchmark:
             "written with a task file (each records its task beside its results)."
         )
     if name not in BENCHMARKS:
+        # -b chemteb: one benchmark of that name in another letter case is the one meant
+        folded = [b for b in BENCHMARKS if b.casefold() == name.casefold()]
+        if len(folded) == 1:
+            return BENCHMARKS[folded[0]]
         raise _unknown("benchmark", name, list(BENCHMARKS))
     return BENCHMARKS[name]
 
