@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chemteb_eval.cli import main
-from chemteb_eval.tasks import get_benchmark
+from chemteb_eval.tasks import get_benchmark, get_task
 
 from .conftest import REPO_ROOT
 
@@ -76,3 +76,59 @@ def test_a_task_file_not_there_names_the_near_ones_beside_it(
     assert main(["run", "--task-file", str(tmp_path / "synonym.yaml")]) == 2
     err = capsys.readouterr().err
     assert f"Did you mean {tmp_path / 'synonyms.yaml'}?" in err
+
+
+def test_an_offline_chemteb_run_says_once_before_the_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))  # nothing cached
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    out = tmp_path / "results"
+    argv = ["run", "-b", "chemteb", "-m", str(tmp_path / "no-model"), "--output-dir", str(out)]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("cannot be reached") == 1 and "27 task(s) need the Hub" in err
+    assert "ChemNQRetrieval" in err and "chemteb run -b PipChem" in err
+    assert "no-model" not in err and not out.exists()
+
+
+def test_a_run_with_some_hub_tasks_out_of_reach_names_them_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemteb_eval.runner.stages import Plan, _hub_out_of_reach
+    from chemteb_eval.tasks import get_task
+
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    plan = Plan((get_task("PipChemWikiFieldClustering"), get_task("ChemNQRetrieval", "release")))
+    said: list[str] = []
+    unreachable = _hub_out_of_reach(plan, said.append)
+    assert list(unreachable) == ["ChemNQRetrieval"]
+    assert unreachable["ChemNQRetrieval"].startswith("HubUnavailableError: ")
+    (line,) = said
+    assert line.startswith("[failed] 1 of 2 tasks:") and "ChemNQRetrieval." in line
+
+
+def test_a_run_that_stops_before_its_first_task_leaves_no_empty_results_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemteb_eval.errors import ChemtebError
+    from chemteb_eval.runner import run
+
+    from .helpers.hashing_encoder import HashingEncoder
+
+    def damaged(*args: object, **kwargs: object) -> None:
+        raise ChemtebError("the embedding cache is damaged (in this test)")
+
+    monkeypatch.setattr("chemteb_eval.runner.stages.EmbeddingCache", damaged)
+    out = tmp_path / "results"
+    task = [get_task("PipChemWikiFieldClustering")]
+    with pytest.raises(ChemtebError, match="damaged"):
+        run(HashingEncoder(), tasks=task, output_dir=out, cache_dir=tmp_path / "c", log=print)
+    assert not out.exists()
+    # a folder that held results before is never touched
+    kept = out / "org__model" / "rev"
+    kept.mkdir(parents=True)
+    (kept / "Task.json").write_text("{}")
+    with pytest.raises(ChemtebError, match="damaged"):
+        run(HashingEncoder(), tasks=task, output_dir=out, cache_dir=tmp_path / "c", log=print)
+    assert (kept / "Task.json").is_file()

@@ -31,7 +31,13 @@ from .types import (
     TaskData,
 )
 
-__all__ = ["HUB_LOADERS", "SNAPSHOT_PREFIX", "quiet_datasets", "stratified_subsample"]
+__all__ = [
+    "HUB_LOADERS",
+    "SNAPSHOT_PREFIX",
+    "out_of_reach",
+    "quiet_datasets",
+    "stratified_subsample",
+]
 
 # Canonical column -> names it goes by in the wild (MTEB v1/v2 and the BASF-AI datasets).
 _ALIASES: Mapping[str, tuple[str, ...]] = {
@@ -70,6 +76,30 @@ def quiet_datasets() -> Iterator[None]:
 
 # The folder a task file's files are copied into while read (``data.custom.read_custom``).
 SNAPSHOT_PREFIX = "chemteb-task-"
+
+
+def out_of_reach(tasks: Sequence[Task]) -> list[Task]:
+    """The tasks read from the Hub whose dataset cannot be had now: the Hub cannot be used
+    (``HF_HUB_OFFLINE``, or no answer to one probe) and the dataset's card at the pinned
+    revision is not in huggingface_hub's cache. Asked before a run loads its model, so that an
+    offline ``-b ChemTEB`` is said once, at once, not once per task after the load."""
+    hub = [t for t in tasks if t.builder is None and t.hf_path and t.revision]
+    if not hub:
+        return []
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    if not constants.HF_HUB_OFFLINE and hub_reachable(timeout=2.0):
+        return []
+    return [
+        t
+        for t in hub
+        if not isinstance(
+            try_to_load_from_cache(
+                str(t.hf_path), "README.md", revision=t.revision, repo_type="dataset"
+            ),
+            str,
+        )
+    ]
 
 
 def _load(task: Task, path: str, config: str) -> Any:

@@ -8,6 +8,7 @@ done. Finished tasks are skipped on a rerun; a failing task is recorded and the 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import platform
@@ -28,6 +29,7 @@ from chemteb_eval._files import append_json_line, write_text_atomic
 from chemteb_eval.data import cache_root, load_task
 from chemteb_eval.data.custom import CustomDataError, check_columns
 from chemteb_eval.data.fingerprint import data_fingerprint
+from chemteb_eval.data.hub_reader import out_of_reach
 from chemteb_eval.data.loader import user_copy
 from chemteb_eval.data.pipchem import PIPCHEM_NEEDS
 from chemteb_eval.data.pipchem import build_needed as pipchem_build_needed
@@ -37,7 +39,7 @@ from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.distributed import distributed_state
 from chemteb_eval.engine.encode import SPILL_ROWS
-from chemteb_eval.errors import ChemtebError, require_extras
+from chemteb_eval.errors import ChemtebError, HubUnavailableError, require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.backends import (
     backend_of,
@@ -318,6 +320,62 @@ def data_paths_for(plan: Plan, data_paths: Mapping[str, str | Path] | None) -> d
     found = {name: user_copy(task, paths.get(name)) for name, task in local.items()}
     _check_task_file_columns([t for t in plan.tasks if t.builder == "custom"], plan, paths)
     return {**found, **{name: Path(paths[name]) for name in custom}}
+
+
+META = "model_meta.json"
+
+
+@contextlib.contextmanager
+def _no_empty_folder_left(out_dir: Path, existed: set[Path]) -> Iterator[None]:
+    """A run that stops before its first task (a damaged cache, a failed load, Ctrl-C) leaves
+    no empty results folder behind: the folders ``_open`` made for it (the model's, its
+    revision's, the output folder itself when the run made it) go again while they hold nothing
+    but the ``model_meta.json`` this run wrote. Never a folder that held anything before."""
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if out_dir not in existed and [p.name for p in out_dir.iterdir()] == [META]:
+                (out_dir / META).unlink()  # this run's own, and all there is
+        for folder in (out_dir, *out_dir.parents):
+            if folder in existed:
+                break
+            with contextlib.suppress(OSError):  # not empty, or not ours to remove: kept
+                folder.rmdir()
+        raise
+
+
+def _write_model_meta(encoder: Encoder, weights: str | None, out_dir: Path, precision: str) -> None:
+    try:
+        meta = recorded_meta(encoder.meta, weights, out_dir, precision)
+        write_json_atomic(out_dir / "model_meta.json", meta)
+    except OSError as exc:
+        raise ChemtebError(
+            f"--output-dir: {out_dir / 'model_meta.json'} cannot be written "
+            f"({exc.strerror or exc}); pass a folder you can write to."
+        ) from None
+
+
+def _hub_out_of_reach(plan: Plan, log: Log) -> dict[str, str]:
+    """The plan's Hub tasks that cannot be loaded now (``hub_reader.out_of_reach``), each with
+    the reason a result record keeps. All of them: ``HubUnavailableError`` at once, before the
+    model loads (nothing new could run); some: one line naming them, and the others run."""
+    missing = out_of_reach(plan.tasks)
+    if not missing:
+        return {}
+    names = ", ".join(t.name for t in missing)
+    why = (
+        "the Hugging Face Hub cannot be reached (or HF_HUB_OFFLINE is set) and the datasets "
+        "are not in the local cache"
+    )
+    fix = (
+        "Run once with network access to cache them (later runs work offline), or run the "
+        "offline suite: chemteb run -b PipChem."
+    )
+    if len(missing) == len(plan.tasks):
+        raise HubUnavailableError(f"{len(missing)} task(s) need the Hub: {why}: {names}. {fix}")
+    log(f"[failed] {len(missing)} of {len(plan.tasks)} tasks: {why}: {names}. {fix}")
+    return {t.name: f"HubUnavailableError: {why}." for t in missing}
 
 
 def _check_task_file_columns(
@@ -930,6 +988,7 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     spec = parse_model_spec(model) if isinstance(model, str) else model
     require_extras(requirements(spec, plan.tasks))
     paths = data_paths_for(plan, data_paths)
+    unreachable = _hub_out_of_reach(plan, log)  # before the model loads: said once
     if beta is not None:
         beta = check_beta(beta)
     cache_folder = _cache_folder(cache_dir) if use_cache else None
@@ -941,28 +1000,27 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
         "log": log,
         "progress": progress,
     }
+    existed = {p for p in (Path(output_dir), *Path(output_dir).parents) if p.exists()}
     encoder, out_dir, weights = _open(spec, Path(output_dir), cache_folder, **options)
     report = RunReport(results_dir=out_dir)
-    # opened first: a damaged cache stops the run before any work
-    identity = _identity(encoder, precision, weights)
-    cache = EmbeddingCache(cache_folder, **identity) if cache_folder else None
     state = distributed_state()
     # Under torchrun/accelerate every rank loads the data and encodes its shard; only the main
     # process scores and writes.
     main = state is None or bool(state.is_main_process)
-    if main:
-        try:
-            meta = recorded_meta(encoder.meta, weights, out_dir, precision)
-            write_json_atomic(out_dir / "model_meta.json", meta)
-        except OSError as exc:
-            raise ChemtebError(
-                f"--output-dir: {out_dir / 'model_meta.json'} cannot be written "
-                f"({exc.strerror or exc}); pass a folder you can write to."
-            ) from None
-    identities: dict[str, str] = {}
-    todo = pending(plan, out_dir, overwrite, report, log)
-    loaded = load(plan, todo, report, log, paths, progress=progress, identities=identities)
-    settle(plan, loaded, identities, out_dir, overwrite, report, log)
+    with _no_empty_folder_left(out_dir, existed):
+        # opened first: a damaged cache stops the run before any work
+        identity = _identity(encoder, precision, weights)
+        cache = EmbeddingCache(cache_folder, **identity) if cache_folder else None
+        if main:
+            _write_model_meta(encoder, weights, out_dir, precision)
+        identities: dict[str, str] = {}
+        todo = pending(plan, out_dir, overwrite, report, log)
+        for task in [t for t in todo if t.name in unreachable]:  # said above, in one line
+            report.statuses[task.name] = "failed"
+            report.errors[task.name] = unreachable[task.name]
+            todo.remove(task)
+        loaded = load(plan, todo, report, log, paths, progress=progress, identities=identities)
+        settle(plan, loaded, identities, out_dir, overwrite, report, log)
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     try:
         _prefetch(engine, encoder, plan, loaded)
