@@ -132,3 +132,20 @@ def test_a_run_that_stops_before_its_first_task_leaves_no_empty_results_folder(
     with pytest.raises(ChemtebError, match="damaged"):
         run(HashingEncoder(), tasks=task, output_dir=out, cache_dir=tmp_path / "c", log=print)
     assert (kept / "Task.json").is_file()
+
+
+def test_comparing_a_folder_with_itself_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from .test_adversarial_round2 import _write_model
+
+    _write_model(tmp_path / "results", "org__best", 0.9, 1)
+    folder = str(tmp_path / "results" / "org__best")
+    assert main(["compare", folder, folder, "-b", "PipChem", "--resamples", "100"]) == 0
+    assert "A and B are the same folder" in capsys.readouterr().err
+
+
+def test_rank_help_names_the_custom_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["rank", "--help"])
+    assert "Custom (the tasks of your task files" in " ".join(capsys.readouterr().out.split())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chemteb_eval.metric_docs import METRICS
@@ -302,7 +303,8 @@ def add_rank(sub: Subparsers) -> None:
     ranker.add_argument(
         "-b",
         "--benchmark",
-        help=f"{', '.join(BENCHMARKS)} (default: the one the results cover best, said in a line)",
+        help=f"{', '.join(BENCHMARKS)}, or Custom (the tasks of your task files, recorded "
+        "beside their results); default: the one the results cover best, said in a line",
     )
     ranker.add_argument(
         "--model-table",
@@ -404,7 +406,9 @@ def add_compare(sub: Subparsers) -> None:
     )
     comparer.add_argument("a", help="model A's results folder (org__model)")
     comparer.add_argument("b", help="model B's results folder")
-    comparer.add_argument("-b", "--benchmark", default="PipChem", help=f"{', '.join(BENCHMARKS)}")
+    comparer.add_argument(
+        "-b", "--benchmark", default="PipChem", help=f"{', '.join(BENCHMARKS)}, or Custom"
+    )
     comparer.add_argument("--resamples", type=int, default=1000)
     comparer.add_argument("--seed", type=int, default=0)
     comparer.set_defaults(func=_cmd_compare)
@@ -419,13 +423,21 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"--seed: a non-negative integer, got {args.seed}.")
     # the folders first: their recorded task files make Custom's tasks known
     (a, b), bench = load_models([args.a, args.b], args.benchmark)
+    if Path(args.a).resolve() == Path(args.b).resolve():
+        print(
+            f"compare: A and B are the same folder ({args.a}): every difference is 0 and no "
+            "task can separate them; pass two models' folders.",
+            file=sys.stderr,
+        )
     # the bootstraps take seconds per task: say what is running (stderr: stdout is the table)
     print(
         f"comparing on {bench.name}: per-task paired bootstraps ({args.resamples:,} resamples "
         "each, from the runs' items files) and a sign-flip test over tasks...",
         file=sys.stderr,
     )
-    result = compare_models(a, b, bench, resamples=args.resamples, seed=args.seed)
+    result = compare_models(
+        a, b, bench, resamples=args.resamples, seed=args.seed, progress=sys.stderr.isatty()
+    )
     print(
         f"{bench.name}: A = {shown(result.model_a)}, B = {shown(result.model_b)} "
         "(A - B, 95% paired bootstrap)"

@@ -158,8 +158,10 @@ def compare_models(
     *,
     resamples: int = 1000,
     seed: int = 0,
+    progress: bool = False,
 ) -> Comparison:
-    """A minus B on every task of ``bench`` both have, and overall."""
+    """A minus B on every task of ``bench`` both have, and overall; ``progress``: a bar over
+    the tasks on stderr (each task's bootstrap takes seconds)."""
     shared, left_out = [], []
     for t in benchmark_tasks(bench):
         if t.name not in a.scores or t.name not in b.scores:
@@ -175,8 +177,10 @@ def compare_models(
             f"results: {a.model} and {b.model} share {len(shared)} task(s) of {bench.name}; "
             "need at least two to compare."
         )
+    from tqdm.auto import tqdm
+
     rows = []
-    for task in shared:
+    for task in tqdm(shared, desc="comparing", unit="task", disable=not progress):
         paired, why = _task_interval(task, bench, a, b, resamples, seed)
         rows.append(
             TaskComparison(task.name, a.scores[task.name], b.scores[task.name], paired, why)
