@@ -149,3 +149,74 @@ def test_rank_help_names_the_custom_benchmark(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit):
         main(["rank", "--help"])
     assert "Custom (the tasks of your task files" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_install_pages_extras_table_is_pyprojects(tmp_path: Path) -> None:
+    """Each extra's "installs" cell names exactly the distributions pyproject.toml gives it
+    (the core's row its dependencies): a figure checked, not typed."""
+    import re
+
+    import tomllib
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+    def names(requirements: list[str]) -> set[str]:
+        found = {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].lower() for r in requirements}
+        return {n for n in found if n != "chemteb-eval"}
+
+    extras = {k: names(v) for k, v in project["optional-dependencies"].items()}
+    extras["(core)"] = names(project["dependencies"])
+    text = (REPO_ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1:4] for line in text.splitlines() if line.startswith("| ")]
+    checked = 0
+    for extra, installs, _ in rows:
+        key = extra.strip().strip("`")
+        if key in extras and key not in ("all", "dev"):
+            listed = {n.strip().split(" ")[0].lower() for n in installs.split(",")}
+            assert listed == extras[key], (key, listed ^ extras[key])
+            checked += 1
+    assert checked == 6  # the core and the five extras a user picks from
+
+
+def test_the_open_column_knows_a_model_whose_weights_the_run_loaded(tmp_path: Path) -> None:
+    from chemteb_eval.models.base import ModelMeta
+    from chemteb_eval.results.board import ModelResults
+    from chemteb_eval.results.leaderboard import model_facts
+    from chemteb_eval.runner.stages import recorded_meta
+
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    (folder / "README.md").write_text("---\nlicense: apache-2.0\ntags: [x]\n---\n# m\n")
+    local = ModelMeta("org/m", None, 1, 8, 16, "sentence-transformers", str(folder))
+    meta = recorded_meta(local, None)
+    assert meta["open_weights"] is True and meta["license"] == "apache-2.0"
+    facts = model_facts(ModelResults("org/m", tmp_path, meta=meta), {})
+    assert facts.open_weights is True
+    api = ModelMeta("text-embedding-3-large", None, None, 8, None, "openai-compatible-http", "x")
+    assert "open_weights" not in recorded_meta(api, None) and "license" not in recorded_meta(
+        api, None
+    )
+    # a card whose licence is not one line of text records none
+    (folder / "README.md").write_text("---\nlicense: {a: 1}\n---\n")
+    assert "license" not in recorded_meta(local, None)
+
+
+def test_rank_and_the_space_count_two_folders_of_one_model_alike(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("gradio")
+    import json
+
+    from .test_adversarial_round2 import _write_model  # puts space/ on the path too
+
+    _write_model(tmp_path / "a", "org__best", 0.9, 1)
+    _write_model(tmp_path / "a", "org__mid", 0.6, 2)
+    _write_model(tmp_path / "b", "org__best", 0.9, 1)
+    roots = [tmp_path / "a", tmp_path / "b"]
+    assert main(["rank", *map(str, roots), "-b", "PipChem", "--json"]) == 0
+    ranked = [row["model"] for row in json.loads(capsys.readouterr().out)]
+    import app
+
+    state = app.build_state(roots, default_benchmark="PipChem")
+    shown = [m.model for m in state.boards["PipChem"].models]
+    assert sorted(ranked) == sorted(shown) and len(shown) == 3

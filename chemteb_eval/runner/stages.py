@@ -12,6 +12,7 @@ import contextlib
 import errno
 import os
 import platform
+import re
 import tempfile
 import time
 import traceback
@@ -859,10 +860,39 @@ def recorded_meta(
         out["name"] = folder.parent.name
     # MTEB's loaders take the revision from here: a string, as MTEB writes for an unknown one
     out["revision"] = meta.revision or NO_REVISION
+    out.update(_openness(meta))
     if Path(meta.source).exists():
         out["source"] = "local:" + Path(meta.source).resolve().name
     if weights is not None:
         out["weights"] = weights
+    return out
+
+
+def _openness(meta: ModelMeta) -> dict[str, Any]:
+    """MTEB's ``open_weights`` and ``license`` keys, where the run knows them: a model whose
+    weights this run loaded has open weights (an API's are not known: none is said), and the
+    licence its card's front matter declares (``license:`` in the folder's README.md) is
+    recorded as written. The leaderboard's "Open" column reads them."""
+    record = backend_of(meta.framework)
+    if record is None or record.name == "openai":  # an API's weights, or an Encoder object's
+        return {}
+    out: dict[str, Any] = {"open_weights": True}
+    card = Path(meta.source) / "README.md"
+    try:
+        text = card.read_text(encoding="utf-8")[:65536] if card.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        return out
+    found = re.match(r"\A---\r?\n(.*?)\r?\n---", text, re.S)
+    if found:
+        import yaml
+
+        try:
+            front = yaml.safe_load(found.group(1))
+        except yaml.YAMLError:
+            front = None
+        licence = front.get("license") if isinstance(front, dict) else None
+        if isinstance(licence, str) and 0 < len(licence) <= 64 and licence.isprintable():
+            out["license"] = licence
     return out
 
 

@@ -1,0 +1,145 @@
+"""Measure the figures the README and the docs print, by running exactly the commands they show,
+and write them into the pages: nothing a newcomer reads is typed by hand.
+
+What it runs, in a fresh folder with a fresh chemteb cache (so "cold" is a first run's):
+``chemteb run`` (the README's main command) twice — cold, then warm — and records each wall time
+and the summary table the command prints. It writes ``docs/figures.json`` and replaces, in
+README.md and docs/*.md, each region
+
+    <!-- figures:NAME -->
+    ...
+    <!-- /figures -->
+
+with NAME's rendering (``render``), and each inline ``<!-- fig:KEY -->VALUE<!-- /fig -->`` with
+KEY's value. ``tests/test_docs_figures.py`` holds the pages to docs/figures.json.
+
+Usage: python scripts/docs_figures.py            (about 5 minutes on 2 cores; needs the run and
+       python scripts/docs_figures.py --render   pipchem extras) / only rewrite the pages
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = ROOT / "docs" / "figures.json"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+REGION = re.compile(r"(<!-- figures:(\w+) -->\n)(.*?)(<!-- /figures -->)", re.S)
+INLINE = re.compile(r"(<!-- fig:([\w.]+) -->)(.*?)(<!-- /fig -->)")
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return seconds, done.stdout
+
+
+def _scores(results: Path) -> dict[str, float]:
+    """Each task's main score as the run wrote it (the summary table rounds to 4 places), read
+    as ``chemteb rank`` reads it."""
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.tasks import benchmark_tasks, get_benchmark
+
+    bench = get_benchmark("PipChem")
+    (model,) = read_results([results], bench)
+    return {t.name: round(model.scores[t.name], 6) for t in benchmark_tasks(bench)}
+
+
+FILE = re.compile(r"<!-- file: ([\w./-]+) -->\n```\w*\n(.*?)\n```", re.S)
+
+
+def _worked_example(chemteb: str, env: dict[str, str]) -> float:
+    """docs/custom_tasks.md's worked example as a reader runs it: its files written where it
+    names them, then its first command, timed (the model loads; the cache is warm)."""
+    page = (ROOT / "docs" / "custom_tasks.md").read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="chemteb-example-") as tmp:
+        for name, body in FILE.findall(page):
+            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / name).write_text(body + "\n", encoding="utf-8")
+        argv = [chemteb, "run", "-m", "sentence-transformers/all-MiniLM-L6-v2", "--task-file"]
+        seconds, _ = _run([*argv, "solvents.yaml", "synonyms.yaml"], Path(tmp), env)
+    return seconds
+
+
+def measure() -> dict[str, Any]:
+    chemteb = str(Path(sys.executable).with_name("chemteb"))
+    with tempfile.TemporaryDirectory(prefix="chemteb-figures-") as tmp:
+        env = {**os.environ, "CHEMTEB_CACHE": str(Path(tmp) / "cache")}
+        env.pop("CHEMTEB_PIPCHEM_SCALE", None)
+        cold, _ = _run([chemteb, "run"], Path(tmp), env)
+        scores = _scores(Path(tmp) / "results")
+        warm, _ = _run([chemteb, "run"], Path(tmp), env)
+        again = _scores(Path(tmp) / "results")
+        example = _worked_example(chemteb, env)
+    return {
+        "machine": f"{os.cpu_count()} CPU cores, {platform.machine()}, Python "
+        f"{platform.python_version()}",
+        "date": time.strftime("%Y-%m-%d"),
+        "main_run": {
+            "command": "chemteb run",
+            "cold_seconds": round(cold, 1),
+            "warm_seconds": round(warm, 1),
+            "cold_minutes": round(cold / 60),
+            "scores": scores,
+            "warm_scores": again,
+        },
+        "worked_example": {"seconds": round(example)},
+    }
+
+
+def render(name: str, figures: dict[str, Any]) -> str:
+    """A region's Markdown from the figures."""
+    if name == "main_run":
+        run = figures["main_run"]
+        rows = [f"| {task} | {score:.6f} |" for task, score in run["scores"].items()]
+        return (
+            f"What `{run['command']}` printed on a fresh clone ({figures['machine']}; "
+            f"{figures['date']}): {run['cold_seconds']:.0f} s cold (the suite built and every "
+            f"text encoded), {run['warm_seconds']:.0f} s when rerun (every task's result "
+            "kept).\n\n| task | main score |\n|---|---:|\n" + "\n".join(rows) + "\n"
+        )
+    raise KeyError(f"figures: no rendering for region {name!r}")
+
+
+def value(key: str, figures: dict[str, Any]) -> str:
+    found: Any = figures
+    for part in key.split("."):
+        found = found[part]
+    return f"{found:,}" if isinstance(found, int) else str(found)
+
+
+def rewrite(text: str, figures: dict[str, Any]) -> str:
+    text = REGION.sub(lambda m: m.group(1) + render(m.group(2), figures) + m.group(4), text)
+    return INLINE.sub(lambda m: m.group(1) + value(m.group(2), figures) + m.group(4), text)
+
+
+def main() -> None:
+    if "--render" in sys.argv:
+        figures = json.loads(FIGURES.read_text(encoding="utf-8"))
+    else:
+        figures = measure()
+        if figures["main_run"]["scores"] != figures["main_run"]["warm_scores"]:
+            sys.exit("a rerun printed other scores than the first run: not written")
+        FIGURES.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        new = rewrite(text, figures)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            print(f"rewrote {page.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
