@@ -71,6 +71,11 @@ def timed_install(root: Path, *requirements: str) -> tuple[float, float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profiles", nargs="+", default=list(PROFILES), choices=list(PROFILES))
+    parser.add_argument(
+        "--figures",
+        action="store_true",
+        help="record the run in docs/figures.json and rewrite docs/install.md's table from it",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="chemteb-bench-install-") as tmp:
         work = Path(tmp)
@@ -125,6 +130,30 @@ def main() -> None:
     print(
         f"\nmetric Space requirements ({', '.join(r for r in reqs if not r.endswith('.whl'))} + "
         f"chemteb-eval): {len(resolved)} distributions, heavy ones: {heavy or 'none'}"
+    )
+    if args.figures and set(args.profiles) == set(PROFILES):
+        record(base, rows, len(resolved), heavy)
+
+
+def record(
+    base: float, rows: list[tuple[str, float, float, int]], space: int, heavy: list[str]
+) -> None:
+    """Into docs/figures.json (``scripts/docs_figures.py``'s record), then the pages."""
+    figures_path = REPO / "docs" / "figures.json"
+    figures = json.loads(figures_path.read_text()) if figures_path.is_file() else {}
+    figures["install"] = {
+        "date": time.strftime("%Y-%m-%d"),
+        "baseline_seconds": round(base, 1),
+        "profiles": {
+            name: {"seconds": round(seconds), "mb": round(mb), "distributions": dists}
+            for name, seconds, mb, dists in rows
+        },
+        "space_distributions": space,
+        "space_heavy": heavy,
+    }
+    figures_path.write_text(json.dumps(figures, indent=1) + "\n")
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "docs_figures.py"), "--render"], check=True
     )
 
 

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures.json"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 REGION = re.compile(r"(<!-- figures:(\w+) -->\n)(.*?)(<!-- /figures -->)", re.S)
-INLINE = re.compile(r"(<!-- fig:([\w.]+) -->)(.*?)(<!-- /fig -->)")
+INLINE = re.compile(r"(<!-- fig:([a-z][a-z_.]*) -->)(.*?)(<!-- /fig -->)")
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
@@ -105,12 +105,43 @@ def render(name: str, figures: dict[str, Any]) -> str:
         run = figures["main_run"]
         rows = [f"| {task} | {score:.6f} |" for task, score in run["scores"].items()]
         return (
-            f"What `{run['command']}` printed on a fresh clone ({figures['machine']}; "
+            f"What `{run['command']}` printed in a fresh folder with a fresh cache ({figures['machine']}; "
             f"{figures['date']}): {run['cold_seconds']:.0f} s cold (the suite built and every "
             f"text encoded), {run['warm_seconds']:.0f} s when rerun (every task's result "
             "kept).\n\n| task | main score |\n|---|---:|\n" + "\n".join(rows) + "\n"
         )
+    if name == "install":
+        return _install_table(figures["install"])
     raise KeyError(f"figures: no rendering for region {name!r}")
+
+
+TORCH = "torch==2.13.0"
+PROFILE_INSTALLS = {
+    "core": "pip install chemteb-eval",
+    "run": f'pip install "chemteb-eval[run]" {TORCH}',
+    "run,pipchem": f'pip install "chemteb-eval[run,pipchem]" {TORCH}',
+    "all": f'pip install "chemteb-eval[all]" {TORCH}',
+}
+
+
+def _install_table(install: dict[str, Any]) -> str:
+    base = install["baseline_seconds"]
+    lines = [
+        f"| profile | install | time (x `pip install numpy`, {base:.1f} s) | site-packages | "
+        "distributions |",
+        "|---|---|---|---|---|",
+    ]
+    for name, row in install["profiles"].items():
+        label = "core" if name == "core" else f"`[{name}]`"
+        lines.append(
+            f"| {label} | `{PROFILE_INSTALLS[name]}` | {row['seconds']} s "
+            f"({row['seconds'] / base:.1f}x) | {row['mb']:,} MB | {row['distributions']} |"
+        )
+    return (
+        f"Measured on {install['date']} by `python benchmarks/bench_install.py --figures`:\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 def value(key: str, figures: dict[str, Any]) -> str:
