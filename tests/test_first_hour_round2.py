@@ -11,15 +11,18 @@ from pathlib import Path
 import pytest
 
 from chemteb_eval.cli import main
-from chemteb_eval.tasks import get_benchmark, get_task
+from chemteb_eval.tasks import benchmark_spelling, get_benchmark, get_task
 
 from .conftest import REPO_ROOT
 
 
 def test_benchmark_names_match_in_any_letter_case_and_typos_get_near_names() -> None:
-    assert get_benchmark("chemteb").name == "ChemTEB"
-    assert get_benchmark("PIPCHEM").name == "PipChem"
-    assert get_benchmark("chemteb(paper)").name == "ChemTEB(paper)"
+    # the command line's -b reads any letter case; the API's get_benchmark stays exact
+    assert benchmark_spelling("chemteb") == "ChemTEB"
+    assert benchmark_spelling("PIPCHEM") == "PipChem"
+    assert benchmark_spelling("chemteb(paper)") == "ChemTEB(paper)"
+    assert benchmark_spelling("custom") == "Custom"
+    assert benchmark_spelling("nothing") == "nothing"
     with pytest.raises(ValueError, match=r"unknown benchmark 'chemtbe'\. Did you mean 'ChemTEB'"):
         get_benchmark("chemtbe")
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from chemteb_eval.metric_docs import METRICS
 from chemteb_eval.models import DEFAULT_BATCH_SIZE, DEFAULT_MODEL, model_help
-from chemteb_eval.tasks import BENCHMARKS, COLLECTIONS
+from chemteb_eval.tasks import BENCHMARKS, COLLECTIONS, benchmark_spelling
 
 Subparsers = Any  # argparse's _SubParsersAction
 _RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")
@@ -49,7 +49,10 @@ def _cmd_metrics(_: argparse.Namespace) -> int:
 def add_list(sub: Subparsers) -> None:
     lister = sub.add_parser("list", help="list benchmarks and tasks (Hub ids, pinned revisions)")
     lister.add_argument(
-        "--benchmark", "-b", help="only this benchmark's tasks, with its main scores and splits"
+        "--benchmark",
+        "-b",
+        type=benchmark_spelling,
+        help="only this benchmark's tasks, with its main scores and splits",
     )
     lister.add_argument("--collection", choices=list(COLLECTIONS), help="only one collection")
     lister.add_argument("--json", action="store_true", help="print JSON records")
@@ -118,7 +121,12 @@ def add_run(sub: Subparsers) -> None:
         help=f"{model_help('encoder')}. Default: {DEFAULT_MODEL}, bundled (offline)",
     )
     runner.add_argument("--api-base", help="API root for openai: models (default $OPENAI_BASE_URL)")
-    runner.add_argument("-b", "--benchmark", help=f"{', '.join(BENCHMARKS)} (default PipChem)")
+    runner.add_argument(
+        "-b",
+        "--benchmark",
+        type=benchmark_spelling,
+        help=f"{', '.join(BENCHMARKS)} (default PipChem)",
+    )
     runner.add_argument(
         "-t",
         "--task",
@@ -252,7 +260,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
             collection = bench.collection if bench else None
             selected = [tasks.get_task(name, collection) for name in args.task]
         paths = _data_paths(args.data_path, selected)
-        args.benchmark = bench.name if bench else None  # -b chemteb: ChemTEB
     from chemteb_eval.runner import run
 
     report = run(
@@ -303,6 +310,7 @@ def add_rank(sub: Subparsers) -> None:
     ranker.add_argument(
         "-b",
         "--benchmark",
+        type=benchmark_spelling,
         help=f"{', '.join(BENCHMARKS)}, or Custom (the tasks of your task files, recorded "
         "beside their results); default: the one the results cover best, said in a line",
     )
@@ -330,7 +338,7 @@ def add_compare_domains(sub: Subparsers) -> None:
         help="ChemTEB against general-domain MTEB per task type: does the MTEB rank carry over?",
     )
     comp.add_argument("results", nargs="+", help="ChemTEB result folders (as for chemteb rank)")
-    comp.add_argument("-b", "--benchmark", default="ChemTEB(paper)")
+    comp.add_argument("-b", "--benchmark", default="ChemTEB(paper)", type=benchmark_spelling)
     comp.add_argument("--model-table", help="CSV with results_dir,model_id (as for rank)")
     comp.add_argument(
         "--mteb-scores",
@@ -407,7 +415,11 @@ def add_compare(sub: Subparsers) -> None:
     comparer.add_argument("a", help="model A's results folder (org__model)")
     comparer.add_argument("b", help="model B's results folder")
     comparer.add_argument(
-        "-b", "--benchmark", default="PipChem", help=f"{', '.join(BENCHMARKS)}, or Custom"
+        "-b",
+        "--benchmark",
+        default="PipChem",
+        type=benchmark_spelling,
+        help=f"{', '.join(BENCHMARKS)}, or Custom",
     )
     comparer.add_argument("--resamples", type=int, default=1000)
     comparer.add_argument("--seed", type=int, default=0)

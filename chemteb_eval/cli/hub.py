@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from chemteb_eval.metric_docs import METRIC_NAMES
-from chemteb_eval.tasks import BENCHMARKS
+from chemteb_eval.tasks import BENCHMARKS, benchmark_spelling
 
 if TYPE_CHECKING:
     from chemteb_eval.hub.jobs import WheelRef
@@ -127,7 +127,11 @@ def add_submit(sub: Subparsers) -> None:
     job = sub.add_parser("submit", help="run the evaluation on Hub GPUs as a Hugging Face Job")
     job.add_argument("-m", "--model", required=True, help="as for chemteb run -m")
     job.add_argument(
-        "-b", "--benchmark", default="ChemTEB", help=f"{', '.join(BENCHMARKS)} (default ChemTEB)"
+        "-b",
+        "--benchmark",
+        default="ChemTEB",
+        type=benchmark_spelling,
+        help=f"{', '.join(BENCHMARKS)} (default ChemTEB)",
     )
     job.add_argument("--flavor", required=True, help="hardware, e.g. a10g-small, l4x1, a100-large")
     job.add_argument("--push-to", help="model repo for the results (default: the model's id)")

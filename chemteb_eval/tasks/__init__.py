@@ -5,6 +5,7 @@ from .records import Aggregation, Benchmark, Task
 from .registry import (
     BENCHMARKS,
     COLLECTIONS,
+    benchmark_spelling,
     benchmark_tasks,
     eval_splits,
     get_benchmark,
@@ -24,6 +25,7 @@ __all__ = [
     "Task",
     "TaskKind",
     "TaskType",
+    "benchmark_spelling",
     "benchmark_tasks",
     "eval_splits",
     "get_benchmark",

@@ -213,12 +213,17 @@ def get_benchmark(name: str) -> Benchmark:
             "written with a task file (each records its task beside its results)."
         )
     if name not in BENCHMARKS:
-        # -b chemteb: one benchmark of that name in another letter case is the one meant
-        folded = [b for b in BENCHMARKS if b.casefold() == name.casefold()]
-        if len(folded) == 1:
-            return BENCHMARKS[folded[0]]
         raise _unknown("benchmark", name, list(BENCHMARKS))
     return BENCHMARKS[name]
+
+
+def benchmark_spelling(name: str) -> str:
+    """The registered benchmark (or ``Custom``) ``name`` means in any letter case, as the
+    registry spells it (``chemteb`` -> ``ChemTEB``); ``name`` as given when none or several
+    match. What the command line's ``-b`` reads; ``get_benchmark`` stays exact."""
+    known = [*BENCHMARKS, CUSTOM_BENCHMARK]
+    folded = [b for b in known if b.casefold() == name.casefold()]
+    return folded[0] if len(folded) == 1 else name
 
 
 def benchmark_tasks(benchmark: Benchmark | str) -> list[Task]:
