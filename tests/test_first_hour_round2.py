@@ -69,6 +69,7 @@ def test_every_missing_column_of_every_task_file_is_named_before_the_model_loads
     assert "lacks the columns 'sentence1', 'sentence2', 'label'" in err
     assert "its columns: 'a', 'b', 'y'" in err
     assert "SynonymPairsB" in err and "lacks the column 'sentence2'" in err
+    assert "?SynonymPairs" not in err and len(err.strip().splitlines()) == 1  # one clean line
     assert "no-model" not in err and not out.exists()  # nothing loaded, no empty folder
 
 

@@ -387,7 +387,7 @@ def _check_task_file_columns(
         except CustomDataError as exc:
             problems.append(str(exc))
     if problems:
-        raise CustomDataError("\n".join(problems))
+        raise CustomDataError(" ".join(problems))  # one line: the CLI prints one
 
 
 def load(
