@@ -12,7 +12,6 @@ import contextlib
 import errno
 import os
 import platform
-import re
 import tempfile
 import time
 import traceback
@@ -349,10 +348,10 @@ def _no_empty_folder_left(out_dir: Path, existed: set[Path]) -> Iterator[None]:
 def _write_model_meta(encoder: Encoder, weights: str | None, out_dir: Path, precision: str) -> None:
     try:
         meta = recorded_meta(encoder.meta, weights, out_dir, precision)
-        write_json_atomic(out_dir / "model_meta.json", meta)
+        write_json_atomic(out_dir / META, meta)
     except OSError as exc:
         raise ChemtebError(
-            f"--output-dir: {out_dir / 'model_meta.json'} cannot be written "
+            f"--output-dir: {out_dir / META} cannot be written "
             f"({exc.strerror or exc}); pass a folder you can write to."
         ) from None
 
@@ -873,21 +872,16 @@ def _openness(meta: ModelMeta) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {"open_weights": True}
     card = Path(meta.source) / "README.md"
-    try:
-        text = card.read_text(encoding="utf-8")[:65536] if card.is_file() else ""
-    except (OSError, UnicodeDecodeError):
-        return out
-    found = re.match(r"\A---\r?\n(.*?)\r?\n---", text, re.S)
-    if found:
-        import yaml
+    import yaml
+    from huggingface_hub.repocard import metadata_load  # the front matter as the Hub reads it
 
-        try:
-            front = yaml.safe_load(found.group(1))
-        except yaml.YAMLError:
-            front = None
-        licence = front.get("license") if isinstance(front, dict) else None
-        if isinstance(licence, str) and 0 < len(licence) <= 64 and licence.isprintable():
-            out["license"] = licence
+    try:  # a card is untrusted: unreadable, not UTF-8, bad YAML or huge gives no licence
+        front = metadata_load(card) if card.is_file() and card.stat().st_size < 2**20 else None
+    except (OSError, ValueError, yaml.YAMLError):
+        front = None
+    licence = front.get("license") if isinstance(front, dict) else None
+    if isinstance(licence, str) and 0 < len(licence) <= 64 and licence.isprintable():
+        out["license"] = licence
     return out
 
 
