@@ -1,0 +1,180 @@
+"""A model's vectors made smaller after the fact: fewer dimensions (Matryoshka truncation, as
+sentence-transformers' ``truncate_dim``) and fewer bits per component (MTEB 2.26's
+``CompressionWrapper``), and what a vector then weighs.
+
+Pure numpy, written again here rather than imported: MTEB's wrapper needs torch and a model to
+wrap, and a run scores its variants from vectors it already has. ``tests/test_compression.py``
+holds every precision equal to ``CompressionWrapper._quantize_embeddings`` on the same vectors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "PRECISIONS",
+    "Compression",
+    "bytes_per_vector",
+    "check_dims",
+    "check_precisions",
+    "compress",
+]
+
+FloatArray = NDArray[np.floating[Any]]
+
+# MTEB's OutputDType values we compute (its float8 levels need torch's float8 types; not here),
+# with the bits one component then takes in an index.
+_BITS = {
+    "float32": 32,
+    "float16": 16,
+    "bfloat16": 16,
+    "int8": 8,
+    "uint8": 8,
+    "int4": 4,
+    "uint4": 4,
+    "binary": 1,
+}
+PRECISIONS = tuple(_BITS)
+_INTEGER = {"int8": 8, "uint8": 8, "int4": 4, "uint4": 4}
+
+
+@dataclass(frozen=True)
+class Compression:
+    """One variant of a model's vectors: the first ``dim`` components (``None``: all of them),
+    each stored in ``precision`` (an MTEB ``OutputDType`` value)."""
+
+    dim: int | None = None
+    precision: str = "float32"
+
+    def __post_init__(self) -> None:
+        if self.precision not in _BITS:
+            raise ValueError(
+                f"precision: {self.precision!r} is not one we compute; use one of "
+                f"{', '.join(PRECISIONS)}."
+            )
+        if self.dim is not None and (isinstance(self.dim, bool) or self.dim < 1):
+            raise ValueError(f"dim: must be a positive whole number, got {self.dim!r}.")
+
+    @property
+    def plain(self) -> bool:
+        """The model's own vectors: every dimension, float32."""
+        return self.dim is None and self.precision == "float32"
+
+    def kwargs(self) -> dict[str, str | int]:
+        """MTEB's ``experiment_kwargs`` of the variant: ``output_dtypes`` as its
+        ``CompressionWrapper`` records it, ``truncate_dim`` as sentence-transformers names the
+        argument. Empty for the plain vectors."""
+        out: dict[str, str | int] = {}
+        if self.dim is not None:
+            out["truncate_dim"] = self.dim
+        if self.precision != "float32":
+            out["output_dtypes"] = self.precision
+        return out
+
+
+def bytes_per_vector(dim: int, precision: str) -> int:
+    """What one vector of ``dim`` components in ``precision`` weighs in an index, packed (int4:
+    two components a byte; binary: eight), rounded up to whole bytes."""
+    return -(-dim * _BITS[precision] // 8)
+
+
+def check_dims(dims: object, full: int | None = None) -> tuple[int, ...]:
+    """``dims`` (``"256,128"`` or a sequence of whole numbers) as sorted distinct positive
+    dimensions, each at most ``full`` when the model's is known; ``ValueError`` naming ``dims``."""
+    parts = dims.split(",") if isinstance(dims, str) else dims
+    if not isinstance(parts, (list, tuple)):
+        raise ValueError(f"dims: expected numbers such as 256,128, got {dims!r}.")
+    out = set()
+    for part in parts:
+        text = part.strip() if isinstance(part, str) else part
+        if isinstance(text, bool) or not (
+            isinstance(text, int) or (isinstance(text, str) and text.isdigit())
+        ):
+            raise ValueError(f"dims: {part!r} is not a whole number of dimensions.")
+        value = int(text)
+        if value < 1:
+            raise ValueError(f"dims: {value} dimensions; use a positive number.")
+        if full is not None and value > full:
+            raise ValueError(f"dims: {value} is more than the model's {full} dimensions.")
+        out.add(value)
+    if not out:
+        raise ValueError("dims: name at least one dimension, such as 256.")
+    return tuple(sorted(out, reverse=True))
+
+
+def check_precisions(precisions: object) -> tuple[str, ...]:
+    """``precisions`` (``"int8,binary"`` or a sequence) as distinct known precisions in the
+    order of ``PRECISIONS``; ``ValueError`` naming ``precisions`` and the known ones."""
+    parts = precisions.split(",") if isinstance(precisions, str) else precisions
+    if not isinstance(parts, (list, tuple)) or not parts:
+        raise ValueError(f"precisions: expected names such as int8,binary, got {precisions!r}.")
+    names = {p.strip().lower() if isinstance(p, str) else p for p in parts}
+    unknown = [repr(n) for n in names if n not in _BITS]
+    if unknown:
+        raise ValueError(
+            f"precisions: {', '.join(sorted(unknown))} unknown; use any of {', '.join(PRECISIONS)}."
+        )
+    return tuple(p for p in PRECISIONS if p in names)
+
+
+def compress(vectors: FloatArray, variant: Compression, *, renormalise: bool = False) -> FloatArray:
+    """The vectors of one encode call as ``variant`` stores them, as float32 values the scorers
+    read (MTEB also returns floats: "to avoid issues with downstream calculations").
+
+    - Dimensions: the first ``dim`` components (sentence-transformers' ``truncate_embeddings``);
+      with ``renormalise``, each row then scaled back to unit norm (for a model whose vectors are
+      unit vectors: what sentence-transformers' ``normalize_embeddings`` does after truncation).
+    - Precision: MTEB 2.26's ``_quantize_embeddings``. Integers are calibrated on these vectors
+      (min and max per dimension over the call, so one split's queries and one split's corpus
+      are calibrated apart, as MTEB's encode calls are); ``int8``/``int4`` are then shifted by
+      half their range. Binary is 1 where a component is positive, else 0.
+
+    Rows with NaN (a word model's text with no known word) stay NaN and take no part in the
+    calibration. One deviation from MTEB: a dimension constant over the call (max = min) gives
+    MTEB 0/0 = NaN; here its lowest level (``-2**(bits-1)`` for signed, 0 for unsigned)."""
+    out = np.asarray(vectors, dtype=np.float32)
+    if variant.dim is not None:
+        out = out[:, : variant.dim]
+        if renormalise:
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+    precision = variant.precision
+    if precision == "float32":
+        return np.array(out, dtype=np.float32)  # a copy: the caller's rows stay its own
+    if precision == "float16":
+        return out.astype(np.float16).astype(np.float32)
+    if precision == "bfloat16":
+        return _bfloat16(out)
+    if precision == "binary":
+        return np.where(np.isnan(out), np.nan, np.where(out > 0, 1.0, 0.0)).astype(np.float32)
+    return _integers(out, _INTEGER[precision], signed=not precision.startswith("u"))
+
+
+def _bfloat16(values: NDArray[np.float32]) -> NDArray[np.float32]:
+    """float32 rounded to bfloat16 (the top 16 bits, round half to even: torch's conversion)
+    and back. NaN stays NaN (its rounding could carry into the exponent)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    out = rounded.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(values), np.float32(np.nan), out).astype(np.float32)
+
+
+def _integers(values: NDArray[np.float32], bits: int, *, signed: bool) -> NDArray[np.float32]:
+    """MTEB's integer levels: ``floor((x - min) / ((max - min) / (2**bits - 1))) - shift``,
+    every step in float32 as torch computes it."""
+    finite = values[~np.isnan(values).any(axis=1)] if values.size else values
+    if len(finite) == 0:
+        return np.array(values, dtype=np.float32)
+    mins = finite.min(axis=0)
+    steps = (finite.max(axis=0) - mins) / np.float32(2**bits - 1)
+    shift = np.float32(2 ** (bits - 1) if signed else 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        levels = np.floor((values - mins) / steps)
+    levels = np.where(steps > 0, levels, np.float32(0))  # a constant dimension: see compress
+    out = (levels - shift).astype(np.float32)
+    out[np.isnan(values)] = np.nan
+    return out
