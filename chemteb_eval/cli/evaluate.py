@@ -16,6 +16,8 @@ Subparsers = Any  # argparse's _SubParsersAction
 _RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")
 MIN_RESAMPLES = 100  # fewer leave a 2.5% tail of under 3 draws: an interval of noise
 _DEFAULT_RUNTIME = "torch"
+# scoring.compression.PRECISIONS, written out so that the help imports no numpy (tests check)
+_PRECISIONS = ("float32", "float16", "bfloat16", "int8", "uint8", "int4", "uint4", "binary")
 
 if TYPE_CHECKING:
     from chemteb_eval.results.ranking import RankedModel
@@ -192,6 +194,19 @@ def add_run(sub: Subparsers) -> None:
         help="the PipChem build to score on: full (default; the figures of docs/pipchem.md) or small (a "
         "quick check; other data, not comparable); the same as CHEMTEB_PIPCHEM_SCALE",
     )
+    runner.add_argument(
+        "--dims",
+        metavar="D[,D...]",
+        help="also score the model's vectors cut to these dimensions (Matryoshka, as "
+        "sentence-transformers' truncate_dim), from the vectors the run has: no model call",
+    )
+    runner.add_argument(
+        "--precisions",
+        metavar="P[,P...]",
+        help="also score its vectors in these precisions, as MTEB's CompressionWrapper: "
+        f"{', '.join(_PRECISIONS)}; each dims x precisions variant is one more row "
+        "(docs/costs.md)",
+    )
     runner.add_argument("--quiet", action="store_true", help="no progress bars")
     runner.set_defaults(func=_cmd_run)
 
@@ -277,14 +292,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         data_paths=paths,
         beta=args.beta,
+        dims=args.dims,
+        precisions=args.precisions,
         progress=not args.quiet,
     )
-    # skipped tasks show the score their stored file holds; failed ones said why as they failed
-    width = max([44, *map(len, report.statuses)])
-    print(f"\n{'task':<{width}} {'status':<8} main score")
-    for name, status in report.statuses.items():
-        score = report.main_scores.get(name)
-        print(f"{name:<{width}} {status:<8} {'' if score is None else f'{score:.4f}'}".rstrip())
+    _print_tasks(report)
     enc = report.encoding
     tokens = enc.get("tokens_per_second")
     speed = f"{enc['texts_per_second']:.0f} texts/s" + (
@@ -295,13 +307,53 @@ def _cmd_run(args: argparse.Namespace) -> int:
         f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded "
         f"({speed}). {report.seconds:.1f} s in all. Results: {report.results_dir}"
     )
-    if report.errors:  # each failure was one [failed] line as it happened
+    failed = len(report.errors) + sum(len(v.errors) for v in report.variants.values())
+    if report.variants:
+        print(f"\nThe frontier (chemteb rank {args.output_dir} --frontier):")
+        try:
+            _print_frontier_of([args.output_dir], None if args.task_file else args.benchmark)
+        except ValueError as exc:  # a damaged folder beside ours: the run's results stand
+            print(f"[warning] the frontier was not drawn: {exc}", file=sys.stderr)
+    if failed:  # each failure was one [failed] line as it happened
         print(
-            f"{len(report.errors)} task(s) failed, each said above as it failed; "
-            "a rerun retries them.",
+            f"{failed} task(s) failed, each said above as it failed; a rerun retries them.",
             file=sys.stderr,
         )
-    return 1 if report.errors else 0
+    return 1 if failed else 0
+
+
+def _print_tasks(report: Any) -> None:
+    """The run's task table: status, main score and the largest share of one side's texts
+    the model cut; then a note for each task where that share is over a tenth."""
+    from chemteb_eval.results.frontier import UNKNOWN, truncation_note, truncation_share
+
+    # skipped tasks show the score their stored file holds; failed ones said why as they failed
+    width = max([44, *map(len, report.statuses)])
+    print(f"\n{'task':<{width}} {'status':<8} {'main score':>10} {'cut':>7}")
+    for name, status in report.statuses.items():
+        score = report.main_scores.get(name)
+        share = truncation_share(report.truncation.get(name))
+        cut = UNKNOWN if share == UNKNOWN else f"{share[0]:.0%}" if isinstance(share, tuple) else ""
+        number = "" if score is None else f"{score:.4f}"
+        print(f"{name:<{width}} {status:<8} {number:>10} {cut:>7}".rstrip())
+    for name in report.statuses:
+        note = truncation_note(name, report.truncation.get(name))
+        if note:
+            print(f"[note] {shown(note)}")
+
+
+def _print_frontier_of(folders: list[str], benchmark: str | None) -> None:
+    """``rank FOLDERS --frontier`` (with ``-b`` when given), for the run's summary."""
+    args = argparse.Namespace(
+        results=folders,
+        benchmark=benchmark,
+        model_table=None,
+        json=False,
+        ci=False,
+        correlations=None,
+        frontier=True,
+    )
+    _cmd_rank(args)
 
 
 def add_rank(sub: Subparsers) -> None:
@@ -323,6 +375,13 @@ def add_rank(sub: Subparsers) -> None:
         "--ci",
         action="store_true",
         help="add 95%% rank intervals (tasks resampled, 1,000 times) and the group tied with #1",
+    )
+    ranker.add_argument(
+        "--frontier",
+        action="store_true",
+        help="quality against cost: per model and variant (--dims/--precisions runs) its mean "
+        "with a 95%% interval, bytes per vector, index size, texts/s, texts cut, and the Pareto "
+        "sets (docs/costs.md)",
     )
     ranker.add_argument(
         "--correlations",
@@ -490,6 +549,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     catalog = catalog_of(scanned)  # the registered tasks and the ones these results recorded
     bench, chosen = _rank_benchmark(args, scanned, catalog)
     models = read_results(scanned, bench)
+    if getattr(args, "frontier", False):
+        return _frontier(args, models, bench, chosen)
     rows = rank_models(models, bench)
     intervals = rank_uncertainty(models, bench) if args.ci else {}
     skipped = [s for m in models for s in m.skipped]  # after the intervals: evidence notices
@@ -531,6 +592,68 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     if args.correlations:  # after the ranking is printed: a bad folder must not cost it
         _write_correlations(models, bench, args, args.correlations)
     return 0
+
+
+def _frontier(args: argparse.Namespace, models: list[Any], bench: Any, chosen: str) -> int:
+    """``rank --frontier``: one row per model and variant, best mean first."""
+    import json
+
+    from chemteb_eval.results.frontier import frontier
+    from chemteb_eval.results.ranking import rank_uncertainty
+
+    rows = frontier(models, bench, rank_uncertainty(models, bench))
+    if args.json:
+        if chosen:
+            print(chosen, file=sys.stderr)
+        print(json.dumps([r.to_dict() for r in rows], indent=1))
+    else:
+        if chosen:
+            print(chosen)
+        _print_frontier(bench, rows)
+    for line in dict.fromkeys(s for m in models for s in m.skipped):
+        print(f"[skipped] {shown(line)}", file=sys.stderr)
+    return 0
+
+
+def _print_frontier(bench: Any, rows: list[Any]) -> None:
+    from chemteb_eval import tasks
+
+    n = len(tasks.benchmark_tasks(bench))
+    names = [shown(r.model) for r in rows]
+    width = max([5, *map(len, names)])
+    head = (
+        f"  {'model':<{width}} {'mean':>7} {'95% interval':>13} {'rank':>5} "
+        f"{'bytes/vec':>9} {'index':>9} {'texts/s':>8} {'cut':>7}"
+    )
+    print(
+        f"{bench.name}: quality (mean main score over its {n} tasks; interval: their items "
+        "resampled) against cost. Pareto: S = no row is as good and smaller, F = none as good "
+        f"and faster.\n{head}\n{'-' * len(head)}"
+    )
+    for r, name in zip(rows, names, strict=True):
+        mark = ("S" if r.pareto_size else " ") + ("F" if r.pareto_speed else " ")
+        mean = f"{r.score:.4f}" if r.score is not None else "-"
+        ci = f"{r.interval[0]:.4f}-{r.interval[1]:.4f}" if r.interval else "-"
+        rank = f"{r.rank_interval[0]}-{r.rank_interval[1]}" if r.rank_interval else "-"
+        size = f"{r.bytes_per_vector:,}" if r.bytes_per_vector else "-"
+        index = _bytes(r.index_bytes) if r.index_bytes is not None else "-"
+        speed = f"{r.texts_per_second:,.0f}" if r.texts_per_second else "-"
+        cut = (
+            r.truncated
+            if isinstance(r.truncated, str)
+            else (f"{r.truncated:.0%}" if r.truncated is not None else "-")
+        )
+        print(
+            f"{mark}{name:<{width}} {mean:>7} {ci:>13} {rank:>5} {size:>9} {index:>9} "
+            f"{speed:>8} {cut:>7}"
+        )
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
 
 
 def _rank_benchmark(args: argparse.Namespace, scanned: list[Any], catalog: Any) -> tuple[Any, str]:

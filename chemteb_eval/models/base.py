@@ -106,7 +106,9 @@ class Encoder(Protocol):
     """What the engine needs from a model backend.
 
     Optional attributes the engine reads when a backend has them: ``token_lengths(texts,
-    prompt=)`` (token counts: batches by equal length, token statistics), ``token_budget``
+    prompt=)`` (token counts: batches by equal length, token statistics),
+    ``untruncated_lengths(texts, prompt=)`` (tokens each text would take whole: the runner
+    counts the texts cut at ``meta.max_tokens``; a backend without it reports "unknown"), ``token_budget``
     (``False``: fixed batches, as on a GPU), ``batch_invariant`` (``True`` where a text's vector
     never depends on its batch, e.g. static models), ``pipelined`` with ``prepare``/``run``/
     ``to_numpy`` (the GPU path)."""

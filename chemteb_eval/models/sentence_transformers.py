@@ -179,6 +179,13 @@ class SentenceTransformerEncoder:
         ids = tokenizer([prompt + t for t in texts], truncation=limit is not None, max_length=limit)
         return [len(x) for x in ids["input_ids"]]
 
+    def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
+        """Tokens each text would take whole (prompt and special tokens included): above
+        ``meta.max_tokens``, the model reads only the first ``max_tokens`` of them."""
+        # verbose=False: the tokenizer's "longer than the maximum" warning is what we count
+        ids = self.model.tokenizer([prompt + t for t in texts], truncation=False, verbose=False)
+        return [len(x) for x in ids["input_ids"]]
+
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         out = self.model.encode(
             texts,

@@ -150,6 +150,11 @@ class WordVectorEncoder:
                 return vector
         return None
 
+    def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
+        """The words of each text: a word-vector model reads every one (``max_tokens`` None:
+        nothing is ever cut)."""
+        return [len(_WORD.findall(prompt + t)) for t in texts]
+
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         out = np.full((len(texts), self.meta.embedding_dim), np.nan, dtype=np.float32)
         for i, text in enumerate(texts):

@@ -95,6 +95,12 @@ class TransformersEncoder:
         )["input_ids"]
         return [len(x) for x in ids]
 
+    def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
+        """Tokens each text would take whole (prompt and special tokens included): above
+        ``meta.max_tokens``, ``encode`` reads only the first ``max_tokens``."""
+        ids = self.tokenizer([prompt + t for t in texts], truncation=False, verbose=False)
+        return [len(x) for x in ids["input_ids"]]
+
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         import torch
 

@@ -59,6 +59,9 @@ class KindRun:
 
     texts: Callable[[Any], Groups]
     score: Callable[[Any, Embeddings, ScoreContext], dict[str, Any]]
+    # False: the type embeds its inputs through the model itself (NER's words in context), so
+    # no variant of the model's cached vectors (--dims/--precisions) can score it
+    cached: bool = True
 
 
 def _probe_rows(data: ClassificationData) -> np.ndarray:
@@ -211,7 +214,7 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
             lambda d: {"s1": (d.terms1, None), "s2": (d.terms2, None)}, _word_pair_score
         ),
         # words in context: embedded by the probe, not through the text cache
-        "NER": KindRun(lambda d: {}, _ner_score),
+        "NER": KindRun(lambda d: {}, _ner_score, cached=False),
     }
 )
 assert set(KIND_RUNS) == set(KINDS), "every task type needs a runner entry"

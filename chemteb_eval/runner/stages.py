@@ -68,11 +68,13 @@ from chemteb_eval.results.io import (
 from chemteb_eval.results.runs import RUNS_FILE, migrate_run_meta
 from chemteb_eval.results.schema import ResultFile, items_path, read_json_object, write_items
 from chemteb_eval.scoring._validation import check_beta
+from chemteb_eval.scoring.compression import Compression, check_dims, check_precisions
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, get_benchmark
 from chemteb_eval.tasks import main_score as benchmark_main_score
 from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX
 
-from .kinds import ScoreContext, score_split, split_texts
+from .costs import storage, transform, truncation, variants
+from .kinds import KIND_RUNS, ScoreContext, score_split, split_texts
 
 __all__ = ["Plan", "RunReport", "run", "select"]
 
@@ -125,6 +127,11 @@ class RunReport:
     errors: dict[str, str] = field(default_factory=dict)
     encoding: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    # per task: its result file's ``truncation`` record (``costs.truncation``), for the summary
+    truncation: dict[str, Any] = field(default_factory=dict)
+    # per variant of the model's vectors (``--dims``/``--precisions``): MTEB's experiment name
+    # -> that variant's report (its folder, statuses, scores)
+    variants: dict[str, RunReport] = field(default_factory=dict)
 
 
 # -- stages -----------------------------------------------------------------------------------
@@ -194,6 +201,9 @@ def _skip(plan: Plan, task: Task, path: Path, report: RunReport) -> None:
     score = _stored_score(plan, task, path)
     if score is not None:
         report.main_scores[task.name] = score
+    stored = _recorded(path)
+    if stored is not None and "truncation" in stored.extra:
+        report.truncation[task.name] = stored.extra["truncation"]
 
 
 def _said_skipped(report: RunReport, out_dir: Path, log: Log) -> None:
@@ -269,18 +279,24 @@ def settle(
     overwrite: bool,
     report: RunReport,
     log: Log,
-) -> None:
-    """After loading: a task whose result file was computed from the very data just loaded
-    (its fingerprint) and the same declaration is skipped, its data dropped; any other is
-    scored (again). Says once how many tasks were skipped."""
+    *,
+    quiet: bool = False,
+) -> set[str]:
+    """After loading: a task whose result file in ``out_dir`` was computed from the very data
+    just loaded (its fingerprint) and the same declaration is skipped there; any other is
+    scored (again). Says once how many tasks were skipped (``quiet``: not). Returns the names
+    skipped: the caller drops the data of a task every folder skips."""
+    skipped = set()
     for task in plan.tasks:
         path = out_dir / f"{task.name}.json"
         if overwrite or task.name not in loaded or not path.is_file() or task.revision:
             continue
         if not _stale(task, path, log, data=identities.get(task.name)):
-            del loaded[task.name]
+            skipped.add(task.name)
             _skip(plan, task, path, report)
-    _said_skipped(report, out_dir, log)
+    if not quiet:
+        _said_skipped(report, out_dir, log)
+    return skipped
 
 
 def _stored_score(plan: Plan, task: Task, path: Path) -> float | None:
@@ -519,6 +535,65 @@ class _Spill:
         return engine.embed_to_file(texts, prompt, path)
 
 
+@dataclass
+class _Scored:
+    """One variant's scores of a task as they are computed, split by split."""
+
+    scores: dict[str, list[Any]] = field(default_factory=dict)
+    items: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    seconds: float = 0.0
+    error: BaseException | None = None
+
+
+def _score_variants(
+    task: Task,
+    data: TaskData,
+    engine: EmbeddingEngine,
+    context: ScoreContext,
+    wanted: Sequence[Compression],
+) -> dict[Compression, _Scored]:
+    """Every subset and split of one task scored for each variant in ``wanted`` (the plain
+    vectors are ``Compression()``), each split's vectors read from the engine once. A variant
+    that fails is recorded and left; the others go on. The plain one's seconds include reading
+    the vectors (and re-encoding damaged cache rows is taken out); a variant's are its own
+    compression and scoring."""
+    encoder = context.encoder
+    assert encoder is not None, "a task is scored with the run's encoder in its context"
+    out = {v: _Scored() for v in wanted}
+    plain_context = replace(context, protocol=task.protocol)
+    with _Spill() as spill:
+        for subset, by_split in data.items():
+            for split, split_data in by_split.items():
+                t0 = time.perf_counter()
+                redo_before = engine.redo_seconds
+                emb = {
+                    group: spill.embed(engine, texts, task_prompt(encoder, task, role))
+                    for group, (texts, role) in split_texts(split_data).items()
+                }
+                read = time.perf_counter() - t0 - (engine.redo_seconds - redo_before)
+                for variant, scored in out.items():
+                    if scored.error is not None:
+                        continue
+                    t1 = time.perf_counter()
+                    try:
+                        vectors = {g: transform(e, variant) for g, e in emb.items()}
+                        metrics = score_split(split_data, vectors, plain_context)
+                    except Exception as exc:  # this variant's failure; the others go on
+                        if variant.plain:
+                            raise
+                        scored.error = exc
+                        continue
+                    evidence = metrics.pop("items", None)
+                    if evidence is not None:
+                        scored.items[(split, subset)] = evidence
+                    metrics["main_score"] = metrics[task.main_score]
+                    metrics["hf_subset"] = subset
+                    metrics["languages"] = ["eng-Latn"] if subset == "default" else []
+                    scored.scores.setdefault(split, []).append(metrics)
+                    scored.seconds += time.perf_counter() - t1 + (read if variant.plain else 0)
+    return out
+
+
 def evaluate_task(
     task: Task,
     data: TaskData,
@@ -528,60 +603,69 @@ def evaluate_task(
     items: dict[tuple[str, str], dict[str, Any]] | None = None,
     data_identity: str | None = None,
 ) -> ResultFile:
-    """Score every subset and split of one task into its result file (not yet written).
+    """Score every subset and split of one task into its result file (not yet written);
+    ``items``, if given, receives each split's per-item evidence by ``(split, subset)``."""
+    scored = _score_variants(task, data, engine, context, [Compression()])[Compression()]
+    if items is not None:
+        items.update(scored.items)
+    files = _result_files(
+        task, data, engine, context, owners, data_identity, {Compression(): scored}
+    )
+    return files[Compression()]
+
+
+def _result_files(
+    task: Task,
+    data: TaskData,
+    engine: EmbeddingEngine,
+    context: ScoreContext,
+    owners: Mapping[str, int] | None,
+    data_identity: str | None,
+    scored: Mapping[Compression, _Scored],
+) -> dict[Compression, ResultFile]:
+    """Each variant's result file from its scores.
 
     ``evaluation_time`` is what MTEB's is, encoding included: this task's share of the
     encoding seconds (a text several tasks embed splits its cost between them, ``owners``
     counting them, so the tasks' encode seconds add up to the run's) plus its scoring seconds.
-    The cache keeps each vector's cost, so a warm rerun reports the same encode seconds.
-    ``items``, if given, receives each split's per-item evidence by ``(split, subset)``.
-    """
-    t0 = time.perf_counter()
-    redo_before = engine.redo_seconds
+    The cache keeps each vector's cost, so a warm rerun reports the same encode seconds. A
+    variant's vectors cost what the model's did: the same encode seconds, its own scoring.
+    Each file records the texts the model cut (``truncation``) and what its index weighs
+    (``storage``)."""
     encoder = context.encoder
-    assert encoder is not None, "evaluate_task needs the run's encoder in its context"
-    scores: dict[str, list[Any]] = {}
-    with _Spill() as spill:
-        for subset, by_split in data.items():
-            for split, split_data in by_split.items():
-                emb = {
-                    group: spill.embed(engine, texts, task_prompt(encoder, task, role))
-                    for group, (texts, role) in split_texts(split_data).items()
-                }
-                metrics = score_split(split_data, emb, replace(context, protocol=task.protocol))
-                evidence = metrics.pop("items", None)
-                if items is not None and evidence is not None:
-                    items[(split, subset)] = evidence
-                metrics["main_score"] = metrics[task.main_score]
-                metrics["hf_subset"] = subset
-                metrics["languages"] = ["eng-Latn"] if subset == "default" else []
-                scores.setdefault(split, []).append(metrics)
-    # damaged cache rows re-encoded while scoring: their cost is in the vectors' costs (the
-    # encode share below), not scoring time too
-    score_seconds = time.perf_counter() - t0 - (engine.redo_seconds - redo_before)
+    assert encoder is not None
     keys = task_keys(encoder, task, data)
     costs, hits = engine.costs(keys)
     encode_seconds = sum(costs[k] / (owners or {}).get(k, 1) for k in keys)
-    return ResultFile(
-        task_name=task.name,
-        scores=scores,
-        # a local task (no Hub commit) names its data by content, so results of other data differ
-        dataset_revision=data_identity or task.revision or data_fingerprint(data),
-        evaluation_time=encode_seconds + score_seconds,
-        extra={
+    prompt_of = lambda role: task_prompt(encoder, task, role)  # noqa: E731
+    cut = truncation(encoder, data, prompt_of) if keys else None
+    out = {}
+    for variant, one in scored.items():
+        extra: dict[str, Any] = {
             "mteb_version": None,
             "chemteb_eval_version": __version__,
             "kg_co2_emissions": None,
             # Beside MTEB's keys (its readers ignore them): where the time went.
             "encode_seconds": encode_seconds,
-            "score_seconds": score_seconds,
+            "score_seconds": one.seconds,
             "n_texts": len(keys),
             "n_cache_hits": hits,
             # what the scores were computed from, beside the data's identity: a rerun of
             # another declaration (a column, a prompt, a split) is scored again
             "task_declaration": task.declaration_digest(),
-        },
-    )
+        }
+        if cut is not None:  # NER embeds its words through the model, not the text cache
+            extra["truncation"] = cut
+            extra["storage"] = storage(variant, encoder.meta.embedding_dim, data, prompt_of)
+        out[variant] = ResultFile(
+            task_name=task.name,
+            scores=one.scores,
+            # a local task (no Hub commit) names its data by content: other data's results differ
+            dataset_revision=data_identity or task.revision or data_fingerprint(data),
+            evaluation_time=encode_seconds + one.seconds,
+            extra=extra,
+        )
+    return out
 
 
 def _evaluate_all(
@@ -589,11 +673,16 @@ def _evaluate_all(
     loaded: dict[str, TaskData],
     engine: EmbeddingEngine,
     context: ScoreContext,
-    out_dir: Path,
     report: RunReport,
     log: Log,
     identities: Mapping[str, str] | None = None,
+    folders: Mapping[Compression, tuple[Path, RunReport]] | None = None,
+    metas: Mapping[Compression, dict[str, Any]] | None = None,
 ) -> None:
+    """Score each loaded task for the model (into ``report.results_dir``) and for each variant
+    of its vectors in ``folders`` (into its experiment folder, whose ``model_meta.json`` from
+    ``metas`` is written with its first result), where that folder has no current result;
+    write each result as soon as it is scored."""
     from tqdm.auto import tqdm
 
     by_name = {t.name: t for t in plan.tasks}
@@ -601,35 +690,88 @@ def _evaluate_all(
     owners: Counter[str] = Counter()
     for name, data in loaded.items():
         owners.update(task_keys(context.encoder, by_name[name], data))
+    every = {Compression(): (report.results_dir, report), **(folders or {})}
+    met: set[Compression] = set()  # variant folders whose model_meta.json this run wrote
+    through_model = [n for n in loaded if not KIND_RUNS[by_name[n].type].cached]
+    if folders and through_model:
+        log(
+            f"{', '.join(through_model)}: embed(s) words through the model, not from cached "
+            "vectors; scored for the model itself only, not for --dims/--precisions."
+        )
     for name in tqdm(
         list(loaded), desc="tasks", unit="task", disable=not context.progress or not loaded
     ):
         task = by_name[name]
+        wanted = [
+            v
+            for v, (_, r) in every.items()
+            if r.statuses.get(name) != "skipped" and (v.plain or name not in through_model)
+        ]
         try:
-            items: dict[tuple[str, str], dict[str, Any]] = {}
-            result = evaluate_task(
-                task, loaded[name], engine, context, owners, items, (identities or {}).get(name)
+            scored = _score_variants(task, loaded[name], engine, context, wanted)
+            files = _result_files(
+                task, loaded[name], engine, context, owners, (identities or {}).get(name), scored
             )
-            # the run (hardware, settings) that timed it, in runs.jsonl beside the file
-            result = replace(result, extra={**result.extra, "chemteb_run_id": report.run_id})
-            path = result.write(out_dir)
-            if items:  # the per-item evidence beside the MTEB file, for intervals and compare
-                write_items(items_path(path), items)
-            if task.definition:  # a task file's task: its declaration, for rank and the Space
-                recorded = _definition(task, result.dataset_revision)
-                write_text_atomic(path.with_name(f"{name}{TASK_FILE_SUFFIX}"), recorded)
-            report.statuses[name] = "done"
         except Exception as exc:
-            report.statuses[name] = "failed"
-            report.errors[name] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            _tell(log, f"[failed] {name}: {report.errors[name]}")
+            for v in wanted:
+                _failed(every[v][1], name, exc, log, v)
             continue
-        try:  # the summary's number: the plan's main score, over the plan's splits
-            score = result.score(plan.main_score(task), plan.splits(task), task.subset_weight_key)
-        except ValueError:
-            score = None
-        if score is not None:
-            report.main_scores[name] = score
+        for variant, result in files.items():
+            folder, its = every[variant]
+            error = scored[variant].error
+            if error is not None:
+                _failed(its, name, error, log, variant)
+                continue
+            try:
+                if not variant.plain and variant not in met:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    write_json_atomic(folder / META, (metas or {})[variant])
+                    met.add(variant)
+                _write_result(plan, task, result, scored[variant].items, folder, its)
+            except Exception as exc:
+                _failed(its, name, exc, log, variant)
+
+
+def _failed(
+    report: RunReport, name: str, exc: BaseException, log: Log, variant: Compression
+) -> None:
+    report.statuses[name] = "failed"
+    report.errors[name] = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    label = "" if variant.plain else f" ({_variant_label(variant)})"
+    _tell(log, f"[failed] {name}{label}: {report.errors[name]}")
+
+
+def _variant_label(variant: Compression) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(variant.kwargs().items()))
+
+
+def _write_result(
+    plan: Plan,
+    task: Task,
+    result: ResultFile,
+    items: Mapping[tuple[str, str], dict[str, Any]],
+    folder: Path,
+    report: RunReport,
+) -> None:
+    """One result file, its per-item evidence and a task file's declaration, into ``folder``;
+    the task done in ``report``, with its summary's main score."""
+    # the run (hardware, settings) that timed it, in runs.jsonl beside the file
+    result = replace(result, extra={**result.extra, "chemteb_run_id": report.run_id})
+    path = result.write(folder)
+    if items:  # the per-item evidence beside the MTEB file, for intervals and compare
+        write_items(items_path(path), items)
+    if task.definition:  # a task file's task: its declaration, for rank and the Space
+        recorded = _definition(task, result.dataset_revision)
+        write_text_atomic(path.with_name(f"{task.name}{TASK_FILE_SUFFIX}"), recorded)
+    report.statuses[task.name] = "done"
+    if "truncation" in result.extra:
+        report.truncation[task.name] = result.extra["truncation"]
+    try:  # the summary's number: the plan's main score, over the plan's splits
+        score = result.score(plan.main_score(task), plan.splits(task), task.subset_weight_key)
+    except ValueError:
+        score = None
+    if score is not None:
+        report.main_scores[task.name] = score
 
 
 def _definition(task: Task, scored: str | None) -> str:
@@ -835,17 +977,24 @@ def results_name(meta: ModelMeta) -> str:
 
 
 def recorded_meta(
-    meta: ModelMeta, weights: str | None, folder: Path | None = None, precision: str = "float32"
+    meta: ModelMeta,
+    weights: str | None,
+    folder: Path | None = None,
+    precision: str = "float32",
+    compression: Compression | None = None,
 ) -> dict[str, Any]:
     """``model_meta.json``: the meta with a local source recorded by name, and the weights'
     fingerprint, which ``results_folder`` reads to keep other weights out of the folder. In
     the folder ``results_folder`` chose for other weights of the same name (``final-<fp>``),
     the name is that folder's, so that MTEB's loaders, which key on the name, keep them apart.
-    A variant's (another backend or dtype) records MTEB's ``experiment_kwargs``."""
+    A variant's (another backend or dtype, or its vectors compressed: ``compression``) records
+    MTEB's ``experiment_kwargs``."""
     out = meta.to_dict()
     name = results_name(meta)
     out["name"] = name
-    variant = experiment_kwargs(meta.framework, precision)
+    variant: dict[str, str | int] = {**experiment_kwargs(meta.framework, precision)}
+    if compression is not None:
+        variant = {**variant, **compression.kwargs()}
     if variant:
         out["experiment_kwargs"] = variant
     if folder is not None and variant:
@@ -968,6 +1117,8 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     use_cache: bool = True,
     data_paths: Mapping[str, str | Path] | None = None,
     beta: float | None = None,
+    dims: Sequence[int] | str | None = None,
+    precisions: Sequence[str] | str | None = None,
     progress: bool = True,
     log: Log = print,
 ) -> RunReport:
@@ -992,6 +1143,11 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
             STS, CoNLL-2003, CHEMDNER), in the format each task's ``obtain`` names.
         beta: the F-beta's beta for the classification and NER probes (classification adds
             ``fbeta`` keys; NER's ``overall_f1`` becomes the F-beta); default F1 only.
+        dims: also score the model's vectors cut to these dimensions (Matryoshka), from the
+            vectors the run has: no model call.
+        precisions: also score its vectors in these precisions (``int8``, ``binary``, ...:
+            MTEB's ``CompressionWrapper``); every ``dims`` x ``precisions`` variant goes to
+            MTEB's ``experiments/<name>/`` folder beside the model's results.
         progress: show progress bars.
         log: where one-line messages go.
 
@@ -1010,6 +1166,8 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
     _hub_out_of_reach(plan)  # before the model loads: said once
     if beta is not None:
         beta = check_beta(beta)
+    sizes = check_dims(dims) if dims is not None else ()
+    kinds = check_precisions(precisions) if precisions is not None else ()
     cache_folder = _cache_folder(cache_dir) if use_cache else None
     options = {
         "device": device,
@@ -1032,16 +1190,21 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
         cache = EmbeddingCache(cache_folder, **identity) if cache_folder else None
         if main:
             _write_model_meta(encoder, weights, out_dir, precision)
+        folders = _variant_reports(encoder, precision, out_dir, report, sizes, kinds)
         identities: dict[str, str] = {}
-        todo = pending(plan, out_dir, overwrite, report, log)
+        todo = _pending_everywhere(plan, out_dir, overwrite, report, log)
         loaded = load(plan, todo, report, log, paths, progress=progress, identities=identities)
-        settle(plan, loaded, identities, out_dir, overwrite, report, log)
+        _settle_everywhere(plan, loaded, identities, out_dir, overwrite, report, log)
     engine = EmbeddingEngine(encoder, cache, batch_size=batch_size, progress=progress)
     try:
         _prefetch(engine, encoder, plan, loaded)
         if main:
             context = ScoreContext(encoder, batch_size, progress, beta)
-            _evaluate_all(plan, loaded, engine, context, out_dir, report, log, identities)
+            metas = {
+                v: recorded_meta(encoder.meta, weights, f, precision, v)
+                for v, (f, _) in folders.items()
+            }
+            _evaluate_all(plan, loaded, engine, context, report, log, identities, folders, metas)
     finally:
         report.encoding = engine.stats.to_dict()
         report.seconds = time.perf_counter() - started
@@ -1060,7 +1223,84 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
                 "requested_backend": backend if isinstance(model, str) else None,
             }
             write_run_record(out_dir, plan, report, settings, log)
+            for variant, (folder, its) in folders.items():
+                its.encoding, its.seconds = report.encoding, report.seconds
+                if folder.is_dir():  # the model's speed and hardware beside the variant's files
+                    more = {**settings, "compression": variant.kwargs()}
+                    write_run_record(folder, _cached_plan(plan), its, more, log)
     return report
+
+
+def _cached_plan(plan: Plan) -> Plan:
+    """The plan's tasks a variant of the model's cached vectors can score (not NER's)."""
+    return replace(plan, tasks=tuple(t for t in plan.tasks if KIND_RUNS[t.type].cached))
+
+
+def _variant_reports(
+    encoder: Encoder,
+    precision: str,
+    out_dir: Path,
+    report: RunReport,
+    dims: Sequence[int],
+    precisions: Sequence[str],
+) -> dict[Compression, tuple[Path, RunReport]]:
+    """Each variant the run scores (``costs.variants``: a dimension above the model's is
+    refused here, once its dimension is known), with its folder — MTEB's
+    ``<revision>/experiments/<name>/``, the name from the variant's ``experiment_kwargs`` with
+    any of the run's own (its backend, its dtype) — and its report, kept in ``report``."""
+    revision = out_dir.parent.parent if out_dir.parent.name == EXPERIMENTS else out_dir
+    base = experiment_kwargs(encoder.meta.framework, precision)
+    out = {}
+    for variant in variants(dims, precisions, encoder.meta.embedding_dim):
+        name = experiment_name({**base, **variant.kwargs()})
+        its = RunReport(results_dir=revision / EXPERIMENTS / name, run_id=report.run_id)
+        report.variants[name] = its
+        out[variant] = (its.results_dir, its)
+    return out
+
+
+def _silent(_: str) -> None:
+    """A variant folder's skips and stale files are the model's folder's to say."""
+
+
+def _pending_everywhere(
+    plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: Log
+) -> list[Task]:
+    """The plan's tasks that the model's folder or any variant's folder needs scored."""
+    needed = {t.name for t in pending(plan, out_dir, overwrite, report, log)}
+    for its in report.variants.values():
+        needed |= {
+            t.name for t in pending(_cached_plan(plan), its.results_dir, overwrite, its, _silent)
+        }
+    return [t for t in plan.tasks if t.name in needed]
+
+
+def _settle_everywhere(
+    plan: Plan,
+    loaded: dict[str, TaskData],
+    identities: Mapping[str, str],
+    out_dir: Path,
+    overwrite: bool,
+    report: RunReport,
+    log: Log,
+) -> None:
+    """``settle`` in the model's folder and each variant's; a task's data is dropped where
+    every folder skips it. Variants' skips are said in one line."""
+    drop = settle(plan, loaded, identities, out_dir, overwrite, report, log)
+    cached = _cached_plan(plan)
+    for its in report.variants.values():
+        kept = settle(
+            cached, loaded, identities, its.results_dir, overwrite, its, _silent, quiet=True
+        )
+        drop &= kept | {t.name for t in plan.tasks if t not in cached.tasks}
+    for name in drop:
+        del loaded[name]
+    skipped = sum(s == "skipped" for its in report.variants.values() for s in its.statuses.values())
+    if skipped:
+        log(
+            f"{skipped} variant result(s) already in their experiment folders; skipped (use "
+            "--overwrite to rerun)."
+        )
 
 
 def _identity(encoder: Encoder, precision: str, weights: str | None = None) -> dict[str, Any]:

@@ -159,7 +159,7 @@ def _bfloat16(values: NDArray[np.float32]) -> NDArray[np.float32]:
     and back. NaN stays NaN (its rounding could carry into the exponent)."""
     bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    out = rounded.astype(np.uint32).view(np.float32)
+    out: NDArray[np.float32] = rounded.astype(np.uint32).view(np.float32)
     return np.where(np.isnan(values), np.float32(np.nan), out).astype(np.float32)
 
 
@@ -175,6 +175,6 @@ def _integers(values: NDArray[np.float32], bits: int, *, signed: bool) -> NDArra
     with np.errstate(divide="ignore", invalid="ignore"):
         levels = np.floor((values - mins) / steps)
     levels = np.where(steps > 0, levels, np.float32(0))  # a constant dimension: see compress
-    out = (levels - shift).astype(np.float32)
+    out: NDArray[np.float32] = (levels - shift).astype(np.float32)
     out[np.isnan(values)] = np.nan
     return out

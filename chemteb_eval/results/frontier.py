@@ -1,0 +1,267 @@
+"""What each model (and each variant of its vectors) costs beside what it scores: bytes per
+vector, the index its tasks make, the encoder's texts per second, the texts it cut; and the
+Pareto set of quality against size (and against speed). ``chemteb rank --frontier``, the
+Space's Frontier tab and the run's summary read these rows.
+
+Everything here reads result files and run records, which are untrusted: a value of the wrong
+type, negative, NaN or absurd is left out (shown as unknown), never computed with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+import numpy as np
+
+from chemteb_eval.scoring.compression import PRECISIONS, bytes_per_vector
+from chemteb_eval.tasks import Benchmark, benchmark_tasks
+
+from .board import ModelResults
+
+__all__ = [
+    "NOTE_SHARE",
+    "UNKNOWN",
+    "FrontierRow",
+    "frontier",
+    "truncation_note",
+    "truncation_share",
+]
+
+UNKNOWN = "unknown"  # a backend that cannot count its tokens (an API): said, never guessed
+# A task where more than this share of one side's texts was cut gets a note: its score
+# measures the start of those texts only.
+NOTE_SHARE = 0.10
+_MAX_DIM = 1 << 20  # no embedding has a million dimensions: a larger one is a damaged file
+
+
+def _count(value: object, *, zero: bool = False) -> TypeGuard[int]:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and (value >= 0 if zero else value > 0)
+    )
+
+
+def truncation_share(record: object) -> tuple[float, str] | str | None:
+    """The largest share of one side's texts cut, with ``"split side"`` naming it; ``UNKNOWN``
+    when any side is unknown; ``None`` for no record (a file written before truncation was
+    measured, or by MTEB) or a malformed one."""
+    if not isinstance(record, dict) or not record:
+        return None
+    worst: tuple[float, str] | None = None
+    for split, sides in record.items():
+        if not isinstance(sides, dict) or not sides:
+            return None
+        for side, one in sides.items():
+            if one == UNKNOWN:
+                return UNKNOWN
+            texts = one.get("texts") if isinstance(one, dict) else None
+            cut = one.get("truncated") if isinstance(one, dict) else None
+            if not isinstance(texts, int) or not isinstance(cut, int):
+                return None
+            if not _count(texts) or not _count(cut, zero=True) or cut > texts:
+                return None
+            share = cut / texts
+            if worst is None or share > worst[0]:
+                worst = (share, f"{split} {side}")
+    return worst
+
+
+def truncation_note(task: str, record: object) -> str | None:
+    """A line for a task where the model cut more than ``NOTE_SHARE`` of one side's texts."""
+    worst = truncation_share(record)
+    if not isinstance(worst, tuple) or worst[0] <= NOTE_SHARE:
+        return None
+    split, side = worst[1].split(" ", 1)
+    one = record[split][side]  # type: ignore[index]
+    tokens, cut, limit = one.get("tokens"), one.get("tokens_cut"), one.get("max_tokens")
+    unread = (
+        f", {cut / tokens:.0%} of their tokens unread"
+        if _count(tokens) and _count(cut, zero=True) and cut <= tokens
+        else ""
+    )
+    at = f" at its {limit} tokens" if _count(limit) else ""
+    return (
+        f"{task}: the model cut {worst[0]:.0%} of the {side} of split {split}{at}{unread}; "
+        "its score measures the start of those texts only."
+    )
+
+
+@dataclass(frozen=True)
+class FrontierRow:
+    """One model or variant on the frontier table."""
+
+    model: str  # as the ranking names it: "name (truncate_dim=256, output_dtypes=int8)"
+    score: float | None  # mean main score over the benchmark's tasks (None: incomplete)
+    interval: tuple[float, float] | None  # 95% of that mean, the tasks' items resampled
+    rank_interval: tuple[int, int] | None  # from ``ranking.rank_uncertainty``
+    dim: int | None
+    precision: str | None
+    bytes_per_vector: int | None
+    index_bytes: int | None  # over the benchmark's tasks (None: some task's is unknown)
+    texts_per_second: float | None  # the encoder's, in the run that encoded the most texts
+    truncated: float | str | None  # largest share of one side's texts cut; "unknown"
+    pareto_size: bool = False  # no other row scores as well with fewer bytes per vector
+    pareto_speed: bool = False  # no other row scores as well and encodes faster
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        for key in ("interval", "rank_interval"):
+            out[key] = list(out[key]) if out[key] is not None else None
+        return out
+
+
+def _vector_shape(m: ModelResults) -> tuple[int | None, str | None]:
+    """The dimension and precision of a row's stored vectors: its model_meta.json's
+    ``experiment_kwargs`` (``truncate_dim``, ``output_dtypes``) over its ``embedding_dim``
+    (MTEB's ``embed_dim``); float32 when no precision is named."""
+    meta = m.meta if isinstance(m.meta, dict) else {}
+    kwargs = meta.get("experiment_kwargs")
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    dim = kwargs.get("truncate_dim")
+    if not _count(dim):
+        dim = meta.get("embedding_dim", meta.get("embed_dim"))
+    precision = kwargs.get("output_dtypes", "float32")
+    dim = dim if _count(dim) and dim <= _MAX_DIM else None
+    return dim, precision if precision in PRECISIONS else None
+
+
+def _index_bytes(m: ModelResults, tasks: Sequence[str]) -> int | None:
+    total = 0
+    for name in tasks:
+        file = m.files.get(name)
+        stored = file.extra.get("storage") if file is not None else None
+        value = stored.get("index_bytes") if isinstance(stored, dict) else None
+        if not _count(value, zero=True):
+            return None
+        total += value
+    return total
+
+
+def _texts_per_second(m: ModelResults) -> float | None:
+    """The encoder's speed in the recorded run that encoded the most texts (a warm rerun
+    encodes none; a few texts time nothing)."""
+    best: tuple[int, float] | None = None
+    for record in m.runs.values():
+        enc = record.get("encoding") if isinstance(record, dict) else None
+        if not isinstance(enc, dict):
+            continue
+        n, rate = enc.get("encoded"), enc.get("texts_per_second")
+        if not _count(n) or not isinstance(rate, (int, float)) or isinstance(rate, bool):
+            continue
+        if math.isfinite(rate) and rate > 0 and (best is None or n > best[0]):
+            best = (n, float(rate))
+    return best[1] if best is not None else None
+
+
+def _truncated(m: ModelResults, tasks: Sequence[str]) -> float | str | None:
+    worst: float | None = None
+    for name in tasks:
+        file = m.files.get(name)
+        if file is None or "truncation" not in file.extra:
+            continue
+        share = truncation_share(file.extra["truncation"])
+        if share == UNKNOWN:
+            return UNKNOWN
+        if isinstance(share, tuple) and (worst is None or share[0] > worst):
+            worst = share[0]
+    return worst
+
+
+def _mean_interval(
+    complete: list[ModelResults], bench: Benchmark, resamples: int, seed: int
+) -> dict[str, tuple[float, float]]:
+    """Each complete row's 95% interval of its mean over tasks, the items of every task whose
+    score is a mean of items redrawn (the same items for every row); other tasks fixed."""
+    from .ranking import _item_resampler
+
+    tasks = benchmark_tasks(bench)
+    redraw = _item_resampler(complete, bench, tasks) if complete else None
+    if redraw is None:
+        return {}
+    rng = np.random.default_rng(seed)
+    means: dict[str, list[float]] = {m.model: [] for m in complete}
+    for _ in range(resamples):
+        drawn = redraw(rng)
+        for m in complete:
+            scores = [drawn[m.model].get(t.name, m.scores[t.name]) for t in tasks]
+            means[m.model].append(float(np.mean(scores)))
+    return {
+        name: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5)))
+        for name, v in means.items()
+    }
+
+
+def _pareto(points: Mapping[str, tuple[float, float]]) -> set[str]:
+    """The rows no other row dominates: at least as good on both axes (higher is better on
+    each) and better on one."""
+    out = set()
+    for name, (a, b) in points.items():
+        if not any(
+            (x >= a and y >= b) and (x > a or y > b)
+            for other, (x, y) in points.items()
+            if other != name
+        ):
+            out.add(name)
+    return out
+
+
+def frontier(
+    models: list[ModelResults],
+    bench: Benchmark,
+    rank_intervals: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> list[FrontierRow]:
+    """One row per model and variant, best score first: quality (the mean main score over the
+    benchmark's tasks, with its 95% interval from the items, and the rank interval where given)
+    against bytes per vector, index size and encoder speed, and the Pareto sets of quality
+    against size and against speed (among complete rows)."""
+    names = [t.name for t in benchmark_tasks(bench)]
+    complete = [m for m in models if names and all(n in m.scores for n in names)]
+    intervals = _mean_interval(complete, bench, resamples, seed)
+    done_ids = {id(m) for m in complete}
+    rows = []
+    for m in models:
+        dim, precision = _vector_shape(m)
+        done = id(m) in done_ids
+        ci = (rank_intervals or {}).get(m.model)
+        rows.append(
+            FrontierRow(
+                model=m.model,
+                score=float(np.mean([m.scores[n] for n in names])) if done else None,
+                interval=intervals.get(m.model),
+                rank_interval=(ci["rank_low"], ci["rank_high"]) if ci else None,
+                dim=dim,
+                precision=precision,
+                bytes_per_vector=bytes_per_vector(dim, precision) if dim and precision else None,
+                index_bytes=_index_bytes(m, names),
+                texts_per_second=_texts_per_second(m),
+                truncated=_truncated(m, names),
+            )
+        )
+    size = _pareto(
+        {
+            r.model: (r.score, -r.bytes_per_vector)
+            for r in rows
+            if r.score is not None and r.bytes_per_vector
+        }
+    )
+    speed = _pareto(
+        {
+            r.model: (r.score, r.texts_per_second)
+            for r in rows
+            if r.score is not None and r.texts_per_second
+        }
+    )
+    rows = [
+        FrontierRow(
+            **{**r.__dict__, "pareto_size": r.model in size, "pareto_speed": r.model in speed}
+        )
+        for r in rows
+    ]
+    return sorted(rows, key=lambda r: (r.score is None, -(r.score or 0.0), r.model))

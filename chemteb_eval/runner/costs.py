@@ -1,0 +1,121 @@
+"""What a model costs on a task, measured in the run: the texts its tokenizer cut off, and its
+vectors made smaller (fewer dimensions, fewer bits) from the ones the run already has.
+
+Both are recorded beside MTEB's keys in each result file (MTEB's readers ignore them):
+``truncation`` per split and side, ``storage`` (dimension, precision, bytes per vector, the
+index a task's texts make).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from chemteb_eval.data.types import TaskData
+from chemteb_eval.models.base import Encoder, Role
+from chemteb_eval.results.frontier import UNKNOWN
+from chemteb_eval.scoring.compression import Compression, bytes_per_vector, compress
+
+from .kinds import split_texts
+
+__all__ = ["storage", "transform", "truncation", "variants"]
+
+SIDES: Mapping[Role | None, str] = {None: "texts", "query": "queries", "document": "documents"}
+# Rows whose norms are all within this of 1: the model's vectors are unit vectors (its pipeline
+# ends in a Normalize module), and truncated ones are scaled back to unit length.
+_UNIT = 1e-3
+
+PromptOf = Callable[[Role | None], str]
+
+
+def _sides(data: TaskData, prompt_of: PromptOf) -> dict[str, dict[tuple[str, str], None]]:
+    """Per split and side, the distinct (prompt, text) the task embeds."""
+    out: dict[str, dict[tuple[str, str], None]] = {}
+    for by_split in data.values():
+        for split, split_data in by_split.items():
+            for texts, role in split_texts(split_data).values():
+                prompt = prompt_of(role)
+                bucket = out.setdefault(f"{split}\0{SIDES[role]}", {})
+                bucket.update(dict.fromkeys((prompt, t) for t in texts))
+    return out
+
+
+def truncation(encoder: Encoder, data: TaskData, prompt_of: PromptOf) -> dict[str, Any]:
+    """``{split: {side: record}}``: how many of the side's distinct texts the model cut at its
+    ``max_tokens`` and the share of their tokens it never read, counted by the tokenizer it
+    ran (prompt and special tokens included). ``record`` is ``UNKNOWN`` where the backend
+    cannot count (an API), else ``{texts, truncated, tokens, tokens_cut, max_tokens}``."""
+    count = getattr(encoder, "untruncated_lengths", None)
+    limit = encoder.meta.max_tokens
+    out: dict[str, Any] = {}
+    for key, pairs in _sides(data, prompt_of).items():
+        split, side = key.split("\0")
+        if count is None:
+            out.setdefault(split, {})[side] = UNKNOWN
+            continue
+        lengths: list[int] = []
+        by_prompt: dict[str, list[str]] = {}
+        for prompt, text in pairs:
+            by_prompt.setdefault(prompt, []).append(text)
+        for prompt, texts in by_prompt.items():
+            lengths += count(texts, prompt=prompt)
+        cut = [max(n - limit, 0) for n in lengths] if limit else [0] * len(lengths)
+        out.setdefault(split, {})[side] = {
+            "texts": len(lengths),
+            "truncated": sum(1 for c in cut if c),
+            "tokens": int(sum(lengths)),
+            "tokens_cut": int(sum(cut)),
+            "max_tokens": limit,
+        }
+    return out
+
+
+def variants(
+    dims: Sequence[int] | None, precisions: Sequence[str] | None, full_dim: int
+) -> tuple[Compression, ...]:
+    """Every variant ``--dims`` and ``--precisions`` ask for: their product with the model's own
+    dimension and float32, less the model itself (scored as always). A dimension equal to the
+    model's is the model's own; one above it is refused, naming ``dims``."""
+    for dim in dims or ():
+        if dim > full_dim:
+            raise ValueError(f"dims: {dim} is more than the model's {full_dim} dimensions.")
+    sizes: list[int | None] = [None, *(d for d in dims or () if d != full_dim)]
+    kinds = ["float32", *(p for p in precisions or () if p != "float32")]
+    out = [Compression(d, p) for d, p in itertools.product(sizes, kinds)]
+    return tuple(v for v in dict.fromkeys(out) if not v.plain)
+
+
+def transform(vectors: np.ndarray, variant: Compression) -> np.ndarray:
+    """One group's vectors as ``variant`` stores them; truncated unit vectors are renormalised
+    (the model's similarity is on unit vectors), others sliced as they are."""
+    if variant.plain:
+        return vectors
+    renormalise = False
+    if variant.dim is not None:
+        rows = np.asarray(vectors[: min(len(vectors), 4096)], dtype=np.float64)
+        rows = rows[~np.isnan(rows).any(axis=1)]
+        norms = np.linalg.norm(rows, axis=1)
+        renormalise = bool(len(norms)) and bool(np.all(np.abs(norms - 1) < _UNIT))
+    return compress(vectors, variant, renormalise=renormalise)
+
+
+def storage(
+    variant: Compression, full_dim: int, data: TaskData, prompt_of: PromptOf
+) -> dict[str, Any]:
+    """What the task's index weighs in ``variant``: its vectors (a retrieval task's distinct
+    documents; any other task's distinct texts) times the bytes of one."""
+    dim = variant.dim or full_dim
+    sides = _sides(data, prompt_of)
+    documents = {p for k, v in sides.items() if k.endswith("\0documents") for p in v}
+    vectors = documents or {p for v in sides.values() for p in v}
+    one = bytes_per_vector(dim, variant.precision)
+    return {
+        "dim": dim,
+        "precision": variant.precision,
+        "bytes_per_vector": one,
+        "vectors": len(vectors),
+        "index_bytes": one * len(vectors),
+    }
