@@ -93,6 +93,8 @@ COLUMNS: dict[str, Column] = {
         _text("Open"),
         _text("Family"),
         _text("Size"),
+        # the largest share of one side's texts the model cut at its max tokens (docs/costs.md)
+        _text("Cut"),
         # a task's table (leaderboard._task_rows) after its metric columns
         Column("Seconds", format="fact"),
         # the efficiency points (leaderboard._efficiency_entries): their CSV
@@ -100,6 +102,13 @@ COLUMNS: dict[str, Column] = {
         _text("Hardware"),
         _count("Timed tasks"),
         _text("Pareto"),
+        # the Frontier tab (results.frontier): quality against bytes per vector and speed
+        _text("Precision"),
+        _count("Bytes/vector"),
+        Column("Index (MB)", format="fact"),
+        Column("Texts/s", format="fact"),
+        _text("Pareto (size)"),
+        _text("Pareto (speed)"),
         # ChemTEB vs MTEB (analysis.DOMAIN_COLUMNS): means and ranks, no "best" among them
         Column("MTEB mean"),
         Column("ChemTEB mean"),

@@ -556,7 +556,8 @@ def test_parse_query_reads_the_analysis_controls(analysis_state: app.AppState) -
         "spearman",
     )
     out = app.view_all(state, *[values[p] for p in app.PARAMS])
-    assert len(out) == 30  # view_all feeds every output: tables, task, plots, the two analysis tabs
+    # view_all feeds every output: tables, task, plots, the two analysis tabs, the frontier (3)
+    assert len(out) == 33
     assert app.build_demo(state) is not None
 
 

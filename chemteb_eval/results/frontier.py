@@ -25,7 +25,9 @@ __all__ = [
     "NOTE_SHARE",
     "UNKNOWN",
     "FrontierRow",
+    "cut_cell",
     "frontier",
+    "truncated_share",
     "truncation_note",
     "truncation_share",
 ]
@@ -88,6 +90,13 @@ def truncation_note(task: str, record: object) -> str | None:
         f"{task}: the model cut {worst[0]:.0%} of the {side} of split {split}{at}{unread}; "
         "its score measures the start of those texts only."
     )
+
+
+def cut_cell(share: float | str | None) -> str:
+    """A truncation share as a table cell: ``12%``, ``unknown``, or empty (not measured)."""
+    if isinstance(share, str):
+        return share
+    return "" if share is None else f"{share:.0%}"
 
 
 @dataclass(frozen=True)
@@ -157,7 +166,9 @@ def _texts_per_second(m: ModelResults) -> float | None:
     return best[1] if best is not None else None
 
 
-def _truncated(m: ModelResults, tasks: Sequence[str]) -> float | str | None:
+def truncated_share(m: ModelResults, tasks: Sequence[str]) -> float | str | None:
+    """The largest share of one side's texts the model cut over ``tasks`` (``UNKNOWN`` where
+    its backend cannot count; ``None`` where no file recorded it)."""
     worst: float | None = None
     for name in tasks:
         file = m.files.get(name)
@@ -241,7 +252,7 @@ def frontier(
                 bytes_per_vector=bytes_per_vector(dim, precision) if dim and precision else None,
                 index_bytes=_index_bytes(m, names),
                 texts_per_second=_texts_per_second(m),
-                truncated=_truncated(m, names),
+                truncated=truncated_share(m, names),
             )
         )
     size = _pareto(

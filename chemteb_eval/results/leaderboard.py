@@ -18,6 +18,7 @@ from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, main_score
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
 from .board import DETAIL_KEYS, ModelResults, read_results
+from .frontier import FrontierRow, cut_cell, frontier, truncated_share
 from .inputs import read_model_table
 from .model_folder import ScannedModel
 from .ranking import RankedModel, rank_models, rank_uncertainty, task_interval
@@ -243,6 +244,8 @@ class Leaderboard:
     per_task: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     facts: dict[str, ModelFacts] = field(default_factory=dict)
     efficiency: list[dict[str, Any]] = field(default_factory=list)
+    # quality against cost, per model and variant (results.frontier): the Frontier tab
+    frontier: list[dict[str, Any]] = field(default_factory=list)
     scores: list[dict[str, Any]] = field(default_factory=list)  # long: model, family, type, task
     notices: list[str] = field(default_factory=list)  # skipped files, with the reason
     notes: list[str] = field(default_factory=list)  # e.g. folders naming one model, told apart
@@ -286,8 +289,10 @@ def build_leaderboard(
     by_model = {m.model: m for m in models}
     borda_rank = competition_ranks({r.model: float(r.borda) for r in ranked if r.complete})
     intervals = rank_uncertainty(models, bench)
+    names = [t.name for t in tasks]
     for r in ranked:
         row = _overall_row(r, board, borda_rank, intervals.get(r.model))
+        row["Cut"] = cut_cell(truncated_share(by_model[r.model], names))
         board.overall.append(row)
         board.efficiency.extend(_efficiency_entries(r, row, by_model[r.model], board))
     # Speeds are comparable on the same hardware only: one Pareto front per hardware.
@@ -300,9 +305,28 @@ def build_leaderboard(
         board.by_type[t] = _type_rows(t, ranked, by_model, board)
     for task in tasks:
         board.per_task[task.name] = _task_rows(task, models, board)
+    board.frontier = [_frontier_row(f) for f in frontier(models, bench, intervals)]
     for m in models:  # evidence files refused while the intervals were computed
         board.notices.extend(s for s in m.skipped if s not in board.notices)
     return board
+
+
+def _frontier_row(r: FrontierRow) -> dict[str, Any]:
+    """A frontier row as the Frontier tab's table and CSV show it."""
+    return {
+        "Model": r.model,
+        "Mean": r.score,
+        "95% CI": f"{r.interval[0]:.4f}-{r.interval[1]:.4f}" if r.interval else "",
+        "Rank 95%": f"{r.rank_interval[0]}-{r.rank_interval[1]}" if r.rank_interval else "",
+        "Dim": r.dim,
+        "Precision": r.precision or "",
+        "Bytes/vector": r.bytes_per_vector,
+        "Index (MB)": None if r.index_bytes is None else r.index_bytes / 1e6,
+        "Texts/s": r.texts_per_second,
+        "Cut": cut_cell(r.truncated),
+        "Pareto (size)": "yes" if r.pareto_size else "",
+        "Pareto (speed)": "yes" if r.pareto_speed else "",
+    }
 
 
 def _add_facts(

@@ -51,6 +51,9 @@ class ScoreContext:
     beta: float | None = None
     # the task's protocol (tasks.records.PROTOCOLS): the paper's scoring, or MTEB 2.26's
     protocol: str = "paper"
+    # a zero row (a compressed variant's vector with no positive component): "error" for the
+    # model's own vectors, "zero" (cosine 0 with everything, as MTEB's) for a variant's
+    zero_rows: str = "error"
 
 
 @dataclass(frozen=True)
@@ -188,11 +191,14 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
                 d.labels,
                 return_items=True,
                 skip_tied_thresholds=c.protocol == "mteb2",
+                zero_rows=c.zero_rows,
             ),
         ),
         "BitextMining": KindRun(
             lambda d: {"src": (d.sources, None), "tgt": (d.targets, None)},
-            lambda d, e, _: scoring.score_bitext_mining(e["src"], e["tgt"], return_items=True),
+            lambda d, e, c: scoring.score_bitext_mining(
+                e["src"], e["tgt"], return_items=True, zero_rows=c.zero_rows
+            ),
         ),
         "Retrieval": KindRun(
             lambda d: {
@@ -207,6 +213,7 @@ KIND_RUNS: Mapping[str, KindRun] = MappingProxyType(
                 d.qrels,
                 return_items=True,
                 no_relevant="zero" if c.protocol == "mteb2" else "skip",
+                zero_rows=c.zero_rows,
             ),
         ),
         "STS": KindRun(_pairs, _sts_score),

@@ -561,6 +561,7 @@ def _score_variants(
     assert encoder is not None, "a task is scored with the run's encoder in its context"
     out = {v: _Scored() for v in wanted}
     plain_context = replace(context, protocol=task.protocol)
+    compressed = replace(plain_context, zero_rows="zero")
     with _Spill() as spill:
         for subset, by_split in data.items():
             for split, split_data in by_split.items():
@@ -577,7 +578,9 @@ def _score_variants(
                     t1 = time.perf_counter()
                     try:
                         vectors = {g: transform(e, variant) for g, e in emb.items()}
-                        metrics = score_split(split_data, vectors, plain_context)
+                        metrics = score_split(
+                            split_data, vectors, plain_context if variant.plain else compressed
+                        )
                     except Exception as exc:  # this variant's failure; the others go on
                         if variant.plain:
                             raise

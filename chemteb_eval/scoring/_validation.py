@@ -97,6 +97,16 @@ def as_values(name: str, value: Any, *, missing_ok: bool = False) -> NDArray[np.
 _CHECK_ROWS = 65_536
 
 
+def check_zero_rows(zero_rows: str, **arrays: FloatArray) -> None:
+    """The scorers' ``zero_rows`` policy: ``"error"`` refuses a zero row in any of ``arrays``
+    (``check_nonzero_rows``, naming the array); ``"zero"`` lets them through (cosine 0)."""
+    if zero_rows not in ("error", "zero"):
+        raise ValueError(f"zero_rows: 'error' or 'zero', got {zero_rows!r}.")
+    if zero_rows == "error":
+        for name, arr in arrays.items():
+            check_nonzero_rows(name, arr)
+
+
 def _by_rows(
     arr: NDArray[Any], check: Callable[[NDArray[Any]], NDArray[np.bool_]]
 ) -> NDArray[np.bool_]:
@@ -254,10 +264,12 @@ def global_rescale(*arrays: FloatArray) -> tuple[int, list[FloatArray]]:
 
 def l2_normalize(arr: FloatArray) -> FloatArray:
     """Rows scaled to unit norm, in the array's own precision, for any finite non-zero row (rows
-    near the precision's limits are first brought into range by ``rescale_rows``)."""
+    near the precision's limits are first brought into range by ``rescale_rows``); a zero row
+    stays zero (cosine 0 with everything, as MTEB's ``cos_sim``; the scorers refuse zero rows
+    unless told ``zero_rows="zero"``)."""
     arr = rescale_rows(arr)
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    normalized: FloatArray = arr / norms
+    normalized: FloatArray = arr / np.where(norms == 0, 1, norms).astype(arr.dtype)
     return normalized
 
 

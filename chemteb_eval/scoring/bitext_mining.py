@@ -17,8 +17,8 @@ from ._validation import (
     FloatArray,
     as_embeddings,
     as_labels,
-    check_nonzero_rows,
     check_positive_int,
+    check_zero_rows,
     l2_normalize,
     same_precision,
 )
@@ -50,6 +50,7 @@ def score_bitext_mining(
     *,
     chunk_size: int = 1024,
     return_items: bool = False,
+    zero_rows: str = "error",
 ) -> dict[str, Any]:
     """Score bitext mining: each source row's top-1 target by cosine similarity against the gold.
 
@@ -67,13 +68,16 @@ def score_bitext_mining(
         return_items: also return ``items``, the per-item evidence a bootstrap resamples
             (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
 
+        zero_rows: a row of zeros (a compressed vector with no positive component: binary,
+            int8) has no direction: ``"error"`` refuses it (an encoder's zero row is a bug);
+            ``"zero"`` gives it cosine 0 with everything, as MTEB's similarity (sentence-
+            transformers' ``cos_sim`` normalises with an epsilon) does for compressed vectors.
     Returns:
         accuracy, precision, recall, f1 and main_score (f1).
     """
     src = as_embeddings("source_embeddings", source_embeddings)
     tgt = as_embeddings("target_embeddings", target_embeddings, dim=src.shape[1])
-    check_nonzero_rows("source_embeddings", src)
-    check_nonzero_rows("target_embeddings", tgt)
+    check_zero_rows(zero_rows, source_embeddings=src, target_embeddings=tgt)
     chunk_size = check_positive_int("chunk_size", chunk_size)
     if gold is None:
         if len(src) != len(tgt):

@@ -20,8 +20,8 @@ from ._validation import (
     FloatArray,
     as_embeddings,
     as_labels,
-    check_nonzero_rows,
     check_same_length,
+    check_zero_rows,
     global_rescale,
     rescale_rows,
     same_precision,
@@ -135,6 +135,7 @@ def score_pair_classification(
     *,
     skip_tied_thresholds: bool = False,
     return_items: bool = False,
+    zero_rows: str = "error",
 ) -> dict[str, Any]:
     """Score pairs of embeddings against 0/1 labels ("same"/"different").
 
@@ -147,6 +148,10 @@ def score_pair_classification(
         return_items: also return ``items``, the per-item evidence a bootstrap resamples
             (``scoring.uncertainty``, ``chemteb compare``); not part of the protocol.
 
+        zero_rows: a row of zeros (a compressed vector with no positive component: binary,
+            int8) has no direction: ``"error"`` refuses it (an encoder's zero row is a bug);
+            ``"zero"`` gives it cosine 0 with everything, as MTEB's similarity (sentence-
+            transformers' ``cos_sim`` normalises with an epsilon) does for compressed vectors.
     Returns:
         ``{cosine,dot,euclidean,manhattan}_{accuracy,accuracy_threshold,f1,f1_threshold,
         precision,recall,ap}``, ``max_{accuracy,f1,precision,recall,ap}`` over the four functions
@@ -163,8 +168,7 @@ def score_pair_classification(
         raise ValueError(
             f"labels: both classes (0 and 1) are needed for average precision and F1; all are {int(y[0])}."
         )
-    check_nonzero_rows("embeddings1", e1)
-    check_nonzero_rows("embeddings2", e2)
+    check_zero_rows(zero_rows, embeddings1=e1, embeddings2=e2)
     e1, e2 = same_precision(e1, e2)
     exponent, (s1, s2) = global_rescale(e1, e2)
     if exponent and e1.dtype == np.float32:

@@ -17,8 +17,8 @@ from . import _items
 from ._validation import (
     FloatArray,
     as_embeddings,
-    check_nonzero_rows,
     check_positive_int,
+    check_zero_rows,
     l2_normalize,
     same_precision,
 )
@@ -317,6 +317,7 @@ def score_retrieval(
     chunk_size: int = 256,
     return_items: bool = False,
     no_relevant: str = "skip",
+    zero_rows: str = "error",
 ) -> dict[str, Any]:
     """Exact cosine retrieval scored as MTEB scores it (pytrec_eval for nDCG/MAP/recall/P).
 
@@ -344,6 +345,10 @@ def score_retrieval(
             metric, as MTEB 2.26 does (it averages pytrec_eval's per-query values over every
             judged query, and pytrec_eval gives such a query 0).
 
+        zero_rows: a row of zeros (a compressed vector with no positive component: binary,
+            int8) has no direction: ``"error"`` refuses it (an encoder's zero row is a bug);
+            ``"zero"`` gives it cosine 0 with everything, as MTEB's similarity (sentence-
+            transformers' ``cos_sim`` normalises with an epsilon) does for compressed vectors.
     Returns:
         ``{ndcg,map,recall,precision,mrr}_at_{k}`` for every k and main_score (ndcg_at_10, or
         nDCG at the first k when 10 is not among the cut-offs).
@@ -352,8 +357,7 @@ def score_retrieval(
         raise ValueError(f"no_relevant: 'skip' or 'zero', got {no_relevant!r}.")
     q_emb = as_embeddings("query_embeddings", query_embeddings)
     c_emb = as_embeddings("corpus_embeddings", corpus_embeddings, dim=q_emb.shape[1])
-    check_nonzero_rows("query_embeddings", q_emb)
-    check_nonzero_rows("corpus_embeddings", c_emb)
+    check_zero_rows(zero_rows, query_embeddings=q_emb, corpus_embeddings=c_emb)
     qids = _as_ids("query_ids", query_ids, len(q_emb), "query_embeddings")
     dids = _as_ids("corpus_ids", corpus_ids, len(c_emb), "corpus_embeddings")
     k_values = _as_k_values(k_values)

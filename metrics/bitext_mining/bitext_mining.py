@@ -74,6 +74,7 @@ class BitextMining(DirectCompute, evaluate.Metric):
         aligned=False,
         chunk_size=DEFAULTS["chunk_size"],
         return_items=DEFAULTS["return_items"],
+        zero_rows=DEFAULTS["zero_rows"],
     ):
         gold = None if aligned else references
         return score_bitext_mining(
@@ -82,4 +83,5 @@ class BitextMining(DirectCompute, evaluate.Metric):
             gold,
             chunk_size=chunk_size,
             return_items=return_items,
+            zero_rows=zero_rows,
         )

@@ -58,6 +58,7 @@ class PairClassification(DirectCompute, evaluate.Metric):
         embeddings2=None,
         skip_tied_thresholds=DEFAULTS["skip_tied_thresholds"],
         return_items=DEFAULTS["return_items"],
+        zero_rows=DEFAULTS["zero_rows"],
     ):
         return score_pair_classification(
             embeddings1,
@@ -65,4 +66,5 @@ class PairClassification(DirectCompute, evaluate.Metric):
             references,
             skip_tied_thresholds=skip_tied_thresholds,
             return_items=return_items,
+            zero_rows=zero_rows,
         )

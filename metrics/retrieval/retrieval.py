@@ -73,6 +73,7 @@ class Retrieval(DirectCompute, evaluate.Metric):
         decimals=DEFAULTS["decimals"],
         chunk_size=DEFAULTS["chunk_size"],
         return_items=DEFAULTS["return_items"],
+        zero_rows=DEFAULTS["zero_rows"],
         no_relevant=DEFAULTS["no_relevant"],
     ):
         return score_retrieval(
@@ -85,5 +86,6 @@ class Retrieval(DirectCompute, evaluate.Metric):
             decimals=decimals,
             chunk_size=chunk_size,
             return_items=return_items,
+            zero_rows=zero_rows,
             no_relevant=no_relevant,
         )

@@ -9,7 +9,18 @@ from typing import Any
 
 from state import FILTERS, AppState, Filters
 
-from . import about, by_type, correlations, distribution, domains, efficiency, overall, radar, task
+from . import (
+    about,
+    by_type,
+    correlations,
+    distribution,
+    domains,
+    efficiency,
+    frontier,
+    overall,
+    radar,
+    task,
+)
 from .base import Layout, Tab
 from .header import HEADER
 
@@ -18,6 +29,7 @@ TABS: tuple[Tab, ...] = (
     *by_type.TABS,
     task.TAB,
     efficiency.TAB,
+    frontier.TAB,
     distribution.TAB,
     radar.TAB,
     domains.TAB,

@@ -1,0 +1,255 @@
+"""What a model costs (issue 38): texts cut at the model's length, variants of its vectors
+scored from the cache into MTEB's experiment folders, the frontier table."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from chemteb_eval.cli import main as chemteb_main
+from chemteb_eval.results.frontier import _pareto, truncation_note, truncation_share
+from chemteb_eval.runner import run
+from chemteb_eval.runner.costs import variants
+from chemteb_eval.scoring.compression import Compression, compress
+
+from .helpers.hashing_encoder import HashingEncoder
+
+
+class _Counting(HashingEncoder):
+    """A hashing encoder that reads at most ``limit`` words and counts them."""
+
+    def __init__(self, limit: int | None = 12, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.meta = dataclasses.replace(self.meta, max_tokens=limit)
+
+    def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
+        return [len((prompt + t).split()) for t in texts]
+
+
+def _quiet(**options: Any) -> dict[str, Any]:
+    return {"progress": False, "log": lambda m: None, **options}
+
+
+# -- fast: the pure parts ---------------------------------------------------------------------
+
+
+def test_variants_are_the_product_less_the_model_itself() -> None:
+    found = variants([256, 128], ["int8", "binary"], 384)
+    assert len(found) == 3 * 3 - 1 and Compression() not in found
+    assert Compression(128, "binary") in found and Compression(None, "int8") in found
+    assert variants([384], ["float32"], 384) == ()  # the model's own dimension and precision
+    with pytest.raises(ValueError, match="dims: 512 is more than the model's 384"):
+        variants([512], None, 384)
+
+
+def test_truncation_share_and_note_hand_checked() -> None:
+    record = {
+        "test": {
+            "queries": {
+                "texts": 10,
+                "truncated": 0,
+                "tokens": 50,
+                "tokens_cut": 0,
+                "max_tokens": 8,
+            },
+            "documents": {
+                "texts": 20,
+                "truncated": 5,
+                "tokens": 400,
+                "tokens_cut": 100,
+                "max_tokens": 8,
+            },
+        }
+    }
+    assert truncation_share(record) == (0.25, "test documents")
+    note = truncation_note("T", record)
+    assert note is not None and "25% of the documents of split test at its 8 tokens" in note
+    assert "25% of their tokens unread" in note
+    assert truncation_share({"test": {"texts": "unknown"}}) == "unknown"
+    for hostile in (
+        None,
+        {},
+        {"test": 3},
+        {"test": {"t": {"texts": 0, "truncated": 0}}},
+        {"test": {"t": {"texts": 2, "truncated": 3}}},
+        {"test": {"t": {"texts": True, "truncated": 0}}},
+        {"test": {"t": {"texts": 2, "truncated": -1}}},
+    ):
+        assert truncation_share(hostile) is None
+    assert truncation_note("T", {"test": {"t": {"texts": 10, "truncated": 1}}}) is None
+
+
+def test_pareto_keeps_rows_no_other_row_dominates() -> None:
+    points = {"a": (0.9, -1536), "b": (0.8, -384), "c": (0.7, -1536), "d": (0.8, -384)}
+    # c is beaten by a (better, same size); b and d tie: neither dominates the other
+    assert _pareto(points) == {"a", "b", "d"}
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--dims", "0"], "dims"),
+        (["--dims", "abc"], "dims"),
+        (["--precisions", "int3"], "precisions"),
+    ],
+)
+def test_bad_variant_arguments_are_one_line_naming_them(
+    args: list[str], needle: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = chemteb_main(["run", "--output-dir", str(tmp_path / "out"), *args, "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()  # refused before anything was made
+
+
+# -- slow: a run ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_variants_come_from_the_cache_into_mtebs_experiment_folders(
+    small_suite: Path, tmp_path: Path
+) -> None:
+    mteb = pytest.importorskip("mteb")
+    encoder = _Counting()
+    out, cache = tmp_path / "results", tmp_path / "emb"
+    plain = run(encoder, output_dir=out, cache_dir=cache, **_quiet())
+    calls = encoder.calls
+    report = run(
+        encoder,
+        output_dir=out,
+        cache_dir=cache,
+        dims=[16],
+        precisions=["int8", "binary"],
+        **_quiet(),
+    )
+    assert encoder.calls == calls  # no model call: every variant from the cached vectors
+    assert set(report.statuses.values()) == {"skipped"}
+    assert sorted(report.variants) == [
+        "output_dtypes_binary",
+        "output_dtypes_binary__truncate_dim_16",
+        "output_dtypes_int8",
+        "output_dtypes_int8__truncate_dim_16",
+        "truncate_dim_16",
+    ]
+    revision = plain.results_dir
+    for name, its in report.variants.items():
+        assert its.results_dir == revision / "experiments" / name
+        assert set(its.statuses.values()) == {"done"} and len(its.statuses) == 7
+        meta = json.loads((its.results_dir / "model_meta.json").read_text())
+        assert (meta["name"] == "test/hashing-trigrams" and "truncate_dim_16" in name) or True
+        assert (its.results_dir / "runs.jsonl").is_file()
+    # MTEB reads them as experiments of the model, by name
+    loaded = mteb.ResultCache(tmp_path).load_results(
+        include_remote=False, load_experiments="match_name"
+    )
+    assert len(loaded.model_results) == 1 + 5
+    # a variant's score is its compressed vectors' score: checked by scoring them here
+    its = report.variants["output_dtypes_int8__truncate_dim_16"]
+    from chemteb_eval.data import load_task
+    from chemteb_eval.scoring import score_retrieval
+    from chemteb_eval.tasks import get_task
+
+    task = get_task("PipChemWikiRetrieval")
+    data = load_task(task)["default"]["test"]
+    q = compress(
+        encoder.encode(data.query_texts, prompt="query: ", batch_size=32), Compression(16, "int8")
+    )
+    c = compress(
+        encoder.encode(data.corpus_texts, prompt="", batch_size=32), Compression(16, "int8")
+    )
+    expected = score_retrieval(q, c, data.query_ids, data.corpus_ids, data.qrels)["ndcg_at_10"]
+    stored = json.loads((its.results_dir / "PipChemWikiRetrieval.json").read_text())
+    assert math.isclose(stored["scores"]["test"][0]["main_score"], expected, rel_tol=1e-9)
+    assert stored["storage"] == {
+        "dim": 16,
+        "precision": "int8",
+        "bytes_per_vector": 16,
+        "vectors": len(set(data.corpus_texts)),
+        "index_bytes": 16 * len(set(data.corpus_texts)),
+    }
+    # a rerun skips every variant; --overwrite scores them again to the same numbers
+    again = run(
+        encoder, output_dir=out, cache_dir=cache, dims="16", precisions="int8,binary", **_quiet()
+    )
+    assert all(set(v.statuses.values()) == {"skipped"} for v in again.variants.values())
+    redo = run(
+        encoder,
+        output_dir=out,
+        cache_dir=cache,
+        dims="16",
+        precisions="int8,binary",
+        overwrite=True,
+        **_quiet(),
+    )
+    for name, v in redo.variants.items():
+        assert v.main_scores == report.variants[name].main_scores
+
+
+@pytest.mark.slow
+def test_truncation_is_counted_per_split_and_side(small_suite: Path, tmp_path: Path) -> None:
+    encoder = _Counting(limit=12)
+    report = run(encoder, output_dir=tmp_path, use_cache=False, **_quiet())
+    record = report.truncation["PipChemWikiRetrieval"]
+    from chemteb_eval.data import load_task
+    from chemteb_eval.tasks import get_task
+
+    data = load_task(get_task("PipChemWikiRetrieval"))["default"]["test"]
+    docs = sorted(set(data.corpus_texts))
+    words = [len(t.split()) for t in docs]
+    assert record["test"]["documents"] == {
+        "texts": len(docs),
+        "truncated": sum(w > 12 for w in words),
+        "tokens": sum(words),
+        "tokens_cut": sum(max(w - 12, 0) for w in words),
+        "max_tokens": 12,
+    }
+    assert set(record["test"]) == {"queries", "documents"}
+    assert set(report.truncation["PipChemWikiTopicClassification"]["test"]) == {"texts"}
+    # an encoder that cannot count says so
+    blind = run(HashingEncoder(name="test/blind"), output_dir=tmp_path, use_cache=False, **_quiet())
+    assert blind.truncation["PipChemWikiRetrieval"] == {
+        "test": {"queries": "unknown", "documents": "unknown"}
+    }
+
+
+@pytest.mark.slow
+def test_the_frontier_table_and_json(
+    small_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    encoder = _Counting(limit=12)
+    run(encoder, output_dir=tmp_path, use_cache=False, precisions=["binary"], **_quiet())
+    assert chemteb_main(["rank", str(tmp_path), "--frontier", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    by_name = {r["model"]: r for r in rows}
+    full, binary = (
+        by_name["test/hashing-trigrams"],
+        by_name["test/hashing-trigrams (output_dtypes=binary)"],
+    )
+    assert full["bytes_per_vector"] == 64 * 4 and binary["bytes_per_vector"] == 8
+    assert binary["pareto_size"]  # the smallest row is always on the size frontier
+    for r in rows:
+        assert r["interval"][0] <= r["score"] <= r["interval"][1]
+        assert r["texts_per_second"] > 0 and 0 <= r["truncated"] <= 1
+    assert chemteb_main(["rank", str(tmp_path), "--frontier"]) == 0
+    text = capsys.readouterr().out
+    assert "bytes/vec" in text and "(output_dtypes=binary)" in text
+
+
+def test_a_zero_row_of_a_compressed_variant_has_cosine_zero_as_in_mteb() -> None:
+    from chemteb_eval.scoring import score_bitext_mining, score_pair_classification
+
+    src = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    tgt = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]], dtype=np.float32)
+    with pytest.raises(ValueError, match="all zeros"):
+        score_bitext_mining(src, tgt)
+    out = score_bitext_mining(src, tgt, zero_rows="zero")
+    assert out["accuracy"] == pytest.approx(2 / 3)  # the zero row matches nothing
+    pair = score_pair_classification(src, tgt, [1, 0, 1], zero_rows="zero")
+    # sklearn's paired cosine (MTEB's) gives the zero row similarity 0: below both positives
+    assert pair["cosine_ap"] == 1.0
