@@ -24,6 +24,7 @@ COMMANDS = (
     evaluate.add_list,
     evaluate.add_run,
     evaluate.add_rank,
+    evaluate.add_export,
     evaluate.add_compare,
     evaluate.add_compare_domains,
     hub.add_publish_metrics,

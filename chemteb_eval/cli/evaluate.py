@@ -391,6 +391,65 @@ def add_rank(sub: Subparsers) -> None:
     ranker.set_defaults(func=_cmd_rank)
 
 
+def add_export(sub: Subparsers) -> None:
+    exporter = sub.add_parser(
+        "export",
+        help="write results as Every Eval Ever records (eval.schema.json 0.2.2), with each "
+        "task's bootstrap interval (docs/costs.md)",
+    )
+    exporter.add_argument(
+        "results", nargs="+", help="folders holding <model>/<revision>/<Task>.json"
+    )
+    exporter.add_argument("--output-dir", required=True, help="where the records go")
+    exporter.add_argument(
+        "-b",
+        "--benchmark",
+        type=benchmark_spelling,
+        help="the benchmark whose tasks and protocol the records hold (default: the one the "
+        "results cover best)",
+    )
+    exporter.add_argument(
+        "--organization", default="unknown", help="who ran the evaluation (EEE's source org)"
+    )
+    exporter.add_argument(
+        "--relationship",
+        default="third_party",
+        choices=("first_party", "third_party", "collaborative", "other"),
+        help="the evaluator's relationship to the model (default: third_party)",
+    )
+    exporter.add_argument("--model-table", help="as for rank")
+    exporter.set_defaults(func=_cmd_export)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.results.eee import write_eee
+    from chemteb_eval.results.scan import catalog_of, scan_results
+
+    scanned = scan_results(args.results, model_table=args.model_table)
+    bench, chosen = _rank_benchmark(args, scanned, catalog_of(scanned))
+    if chosen:
+        print(chosen)
+    models = read_results(scanned, bench)
+    written = write_eee(
+        models,
+        bench,
+        Path(args.output_dir),
+        organization=args.organization,
+        relationship=args.relationship,
+    )
+    for path in written:
+        print(shown(path))
+    print(
+        f"{len(written)} Every Eval Ever record(s) on {bench.name} in {shown(args.output_dir)}; "
+        "submit them to evaleval/EEE_datastore (a pull request), or validate with "
+        "`python -m every_eval_ever validate`."
+    )
+    for line in dict.fromkeys(s for m in models for s in m.skipped):
+        print(f"[skipped] {shown(line)}", file=sys.stderr)
+    return 0
+
+
 def add_compare_domains(sub: Subparsers) -> None:
     comp = sub.add_parser(
         "compare-domains",

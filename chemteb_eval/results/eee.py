@@ -1,0 +1,266 @@
+"""Our results as Every Eval Ever records (``eval.schema.json`` 0.2.2, evaleval/every_eval_ever):
+the record the Hub's community evals ingest. One record per model (and per variant of its
+vectors) on a benchmark, one ``evaluation_results`` entry per task, each with the 95% interval
+and standard error of its score from the run's per-item evidence where the run wrote it.
+
+Written by hand: the ``every-eval-ever`` package needs Python 3.12 and pulls duckdb, pandas and
+matplotlib for what is one JSON object here. ``tests/test_eee.py`` validates every record we
+write against the schema file of the package's 0.2.3rc1 wheel (the 0.2.2 schema).
+
+The layout is EEE's: ``<out>/<benchmark>/<developer>/<model>/<uuid>.json``. The uuid is drawn
+from the record's content (every field but its timestamps): exporting the same results again
+rewrites the same file, and other data (another dataset fingerprint, another task declaration)
+makes another record; EEE's duplicate check hashes the same fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chemteb_eval import __version__
+from chemteb_eval._files import write_json_atomic
+from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
+
+from .board import ModelResults
+from .io import experiment_name
+
+__all__ = ["SCHEMA_VERSION", "eee_record", "write_eee"]
+
+SCHEMA_VERSION = "0.2.2"
+RESAMPLES = 1000  # as rank's and the Space's task intervals: the same seed, the same interval
+# scores that are correlations run from -1; every other main score from 0 (all end at 1)
+_FROM_MINUS_ONE = re.compile(r"(pearson|spearman|kendall)")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _text(value: object) -> str:
+    """An ``additional_details`` value: EEE wants strings."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _uncertainty(model: ModelResults, bench: Benchmark, task: Task) -> dict[str, Any] | None:
+    """The bootstrap of the task's items (the run's evidence) where its score is a mean of
+    items: EEE's standard error (the draws' standard deviation), percentile interval, item
+    count and resamples; ``None`` where the run wrote no evidence or the score is not a mean
+    of items (a threshold sweep, k-means)."""
+    from .ranking import _mean_of_items, task_evidence
+
+    key = main_score(bench, task)
+    evidence = task_evidence(model, bench, task, key) if _mean_of_items(task.type, key) else None
+    if evidence is None or evidence.n < 2:
+        return None
+    rng = np.random.default_rng(0)  # task_interval's draws, so the interval is rank's
+    draws = np.array(
+        [evidence.statistic(rng.integers(0, evidence.n, size=evidence.n)) for _ in range(RESAMPLES)]
+    )
+    if not np.all(np.isfinite(draws)):
+        return None
+    low, high = np.quantile(draws, [0.025, 0.975])
+    method = "bootstrap: the task's items resampled with replacement, percentile interval"
+    return {
+        "standard_error": {"value": float(np.std(draws, ddof=1)), "method": "bootstrap"},
+        "confidence_interval": {
+            "lower": float(low),
+            "upper": float(high),
+            "confidence_level": 0.95,
+            "method": method,
+        },
+        "num_samples": int(evidence.n),
+        "num_bootstrap_samples": RESAMPLES,
+    }
+
+
+def _source_data(task: Task, file: Any, splits: tuple[str, ...]) -> dict[str, Any]:
+    """Where the task's data came from, with what identifies it: the Hub commit, or the
+    fingerprint of the very bytes scored (a task file's, a local build's), and the digest of
+    the task's declaration."""
+    details = {
+        "dataset_revision": str(file.dataset_revision),
+        "task_type": task.type,
+        "splits": ",".join(splits),
+        "subsets": ",".join(task.subsets),
+    }
+    declaration = file.extra.get("task_declaration")
+    if isinstance(declaration, str):
+        details["task_declaration"] = declaration
+    if task.hf_path:
+        out: dict[str, Any] = {
+            "dataset_name": task.name,
+            "source_type": "hf_dataset",
+            "hf_repo": task.hf_path,
+            "additional_details": details,
+        }
+        if len(splits) == 1:
+            out["hf_split"] = splits[0]
+        return out
+    return {"dataset_name": task.name, "source_type": "other", "additional_details": details}
+
+
+def _result(model: ModelResults, bench: Benchmark, task: Task) -> dict[str, Any] | None:
+    file = model.files.get(task.name)
+    score = model.scores.get(task.name)
+    if file is None or score is None or not math.isfinite(score):
+        return None
+    key = main_score(bench, task)
+    splits = eval_splits(bench, task)
+    details = {"main_score": key, "evaluation_time_seconds": _text(file.evaluation_time)}
+    for extra in ("truncation", "storage"):
+        if extra in file.extra:
+            details[extra] = _text(file.extra[extra])
+    score_details: dict[str, Any] = {"score": float(score), "details": details}
+    uncertainty = _uncertainty(model, bench, task)
+    if uncertainty is not None:
+        score_details["uncertainty"] = uncertainty
+    return {
+        "evaluation_result_id": f"{task.name}/{key}",
+        "evaluation_name": task.name,
+        "source_data": _source_data(task, file, splits),
+        "metric_config": {
+            "evaluation_description": task.description or f"{task.name} ({task.type})",
+            "metric_id": f"mteb.{key}",
+            "metric_name": key,
+            "metric_kind": key.split("_at_")[0].removeprefix("cosine_").removeprefix("max_"),
+            "metric_unit": "proportion",
+            "lower_is_better": False,
+            "score_type": "continuous",
+            "min_score": -1.0 if _FROM_MINUS_ONE.search(key) else 0.0,
+            "max_score": 1.0,
+        },
+        "score_details": score_details,
+    }
+
+
+def _model_info(model: ModelResults) -> dict[str, Any]:
+    meta = model.meta if isinstance(model.meta, dict) else {}
+    name = meta.get("name")
+    ident = name if isinstance(name, str) and name.strip() else model.folder.name
+    ident = ident.replace("__", "/", 1) if "/" not in ident else ident
+    details = {
+        k: _text(meta[k])
+        for k in (
+            "revision",
+            "embedding_dim",
+            "max_tokens",
+            "n_parameters",
+            "experiment_kwargs",
+            "weights",
+            "license",
+        )
+        if meta.get(k) is not None
+    }
+    out: dict[str, Any] = {"name": model.model, "id": ident}
+    if "/" in ident:
+        out["developer"] = ident.split("/", 1)[0]
+    framework = meta.get("framework")
+    if isinstance(framework, str) and framework:
+        out["inference_engine"] = {"name": framework}
+    if details:
+        out["additional_details"] = details
+    return out
+
+
+def _run_time(model: ModelResults) -> str | None:
+    """When the newest run that scored these files finished (ISO 8601), if recorded."""
+    ids = {f.extra.get("chemteb_run_id") for f in model.files.values()}
+    times = [r.get("finished") for i, r in model.runs.items() if i in ids and isinstance(r, dict)]
+    stamps = sorted(t for t in times if isinstance(t, str))
+    return stamps[-1] if stamps else None
+
+
+def eee_record(
+    model: ModelResults,
+    bench: Benchmark,
+    *,
+    organization: str = "unknown",
+    relationship: str = "third_party",
+    now: float | None = None,
+) -> dict[str, Any] | None:
+    """One model's (or variant's) Every Eval Ever record on ``bench``: every task it has a
+    score on; ``None`` when it has none."""
+    results = [r for t in benchmark_tasks(bench) if (r := _result(model, bench, t)) is not None]
+    if not results:
+        return None
+    info = _model_info(model)
+    retrieved = f"{time.time() if now is None else now:.0f}"
+    versions = {f.extra.get("chemteb_eval_version") for f in model.files.values()}
+    version = next(iter(versions)) if len(versions) == 1 else None
+    record: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "evaluation_id": f"{bench.name}/{info['id']}/{retrieved}",
+        "retrieved_timestamp": retrieved,
+        "source_metadata": {
+            "source_name": "chemteb-eval",
+            "source_type": "evaluation_run",
+            "source_organization_name": organization,
+            "evaluator_relationship": relationship,
+            "additional_details": {"benchmark": bench.name},
+        },
+        "eval_library": {
+            "name": "chemteb-eval",
+            "version": version if isinstance(version, str) else "unknown",
+            "additional_details": {"exported_by": __version__, "result_layout": "mteb"},
+        },
+        "model_info": info,
+        "evaluation_results": results,
+    }
+    finished = _run_time(model)
+    if finished is not None:
+        record["evaluation_timestamp"] = finished
+    return record
+
+
+def _content_uuid(record: Mapping[str, Any]) -> str:
+    """A uuid (version-4 form, as EEE's file names are) drawn from everything in the record
+    but its id and timestamps."""
+    body = {
+        k: v
+        for k, v in record.items()
+        if k not in ("evaluation_id", "retrieved_timestamp", "evaluation_timestamp")
+    }
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def _part(text: str) -> str:
+    """A name as one safe path part (never ``..``, a slash or an empty name)."""
+    safe = _UNSAFE.sub("_", text).strip("._") or "unnamed"
+    return safe[:120]
+
+
+def write_eee(
+    models: list[ModelResults],
+    bench: Benchmark,
+    out: Path,
+    *,
+    organization: str = "unknown",
+    relationship: str = "third_party",
+) -> list[Path]:
+    """Each model's record under ``out/<benchmark>/<developer>/<model>/<uuid>.json``."""
+    written = []
+    now = time.time()
+    for model in models:
+        record = eee_record(
+            model, bench, organization=organization, relationship=relationship, now=now
+        )
+        if record is None:
+            continue
+        ident = record["model_info"]["id"]
+        developer, _, name = ident.rpartition("/")
+        kwargs = model.meta.get("experiment_kwargs") if isinstance(model.meta, dict) else None
+        if isinstance(kwargs, dict) and kwargs:  # a variant: its MTEB experiment name too
+            name = f"{name}__{experiment_name(kwargs)}"
+        folder = out / _part(bench.name) / _part(developer or "unknown") / _part(name)
+        path = folder / f"{_content_uuid(record)}.json"
+        write_json_atomic(path, record)
+        written.append(path)
+    return written

@@ -1,0 +1,108 @@
+"""Every Eval Ever records (``chemteb export``): valid against the 0.2.2 schema, intervals
+equal to rank's, one file per content, paths inside the output folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chemteb_eval.cli import main as chemteb_main
+from chemteb_eval.results.board import read_results
+from chemteb_eval.results.eee import _part, eee_record, write_eee
+from chemteb_eval.results.ranking import task_interval
+from chemteb_eval.runner import run
+from chemteb_eval.tasks import benchmark_tasks, get_benchmark
+
+from .helpers.eee_schema import eee_schema
+from .helpers.hashing_encoder import HashingEncoder
+
+jsonschema = pytest.importorskip("jsonschema")
+
+PIPCHEM = get_benchmark("PipChem")
+
+
+@pytest.fixture(scope="module")
+def results(small_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("eee") / "results"
+    run(
+        HashingEncoder(),
+        output_dir=out,
+        use_cache=False,
+        precisions=["int8"],
+        progress=False,
+        log=lambda m: None,
+    )
+    return out
+
+
+@pytest.mark.slow
+def test_every_record_is_valid_eee_and_its_intervals_are_ranks(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    validator = jsonschema.Draft7Validator(eee_schema())
+    assert chemteb_main(["export", str(results), "--output-dir", str(tmp_path / "eee")]) == 0
+    printed = capsys.readouterr().out
+    files = sorted((tmp_path / "eee").rglob("*.json"))
+    assert len(files) == 2 and "2 Every Eval Ever record(s) on PipChem" in printed
+    models = {m.model: m for m in read_results([results], PIPCHEM)}
+    for path in files:
+        record = json.loads(path.read_text())
+        errors = [e.message for e in validator.iter_errors(record)]
+        assert not errors, (path, errors)
+        assert path.relative_to(tmp_path / "eee").parts[:2] == ("PipChem", "test")
+        assert record["eval_library"]["name"] == "chemteb-eval"
+        model = models[record["model_info"]["name"]]
+        assert len(record["evaluation_results"]) == 7
+        with_ci = 0
+        for entry in record["evaluation_results"]:
+            task = next(t for t in benchmark_tasks(PIPCHEM) if t.name == entry["evaluation_name"])
+            assert entry["score_details"]["score"] == model.scores[task.name]
+            assert entry["source_data"]["additional_details"]["dataset_revision"] == (
+                model.files[task.name].dataset_revision
+            )
+            ci = entry["score_details"].get("uncertainty")
+            interval = task_interval(model, PIPCHEM, task)
+            if interval is None:
+                assert ci is None
+                continue
+            with_ci += 1
+            bounds = ci["confidence_interval"]
+            assert (bounds["lower"], bounds["upper"]) == pytest.approx(interval, abs=1e-12)
+            assert ci["standard_error"]["value"] > 0 and ci["num_bootstrap_samples"] == 1000
+        assert with_ci == 2  # retrieval (nDCG per query), classification (accuracy per text)
+    variant = [json.loads(p.read_text()) for p in files if "output_dtypes_int8" in str(p)]
+    assert json.loads(variant[0]["model_info"]["additional_details"]["experiment_kwargs"]) == {
+        "output_dtypes": "int8"
+    }
+
+
+@pytest.mark.slow
+def test_exporting_again_rewrites_the_same_files_and_other_data_makes_others(
+    results: Path, tmp_path: Path
+) -> None:
+    models = read_results([results], PIPCHEM)
+    first = write_eee(models, PIPCHEM, tmp_path)
+    assert write_eee(models, PIPCHEM, tmp_path) == first  # named by content, not by the clock
+    # other data under the same task name: another dataset fingerprint, another record
+    model = models[0]
+    task = "PipChemWikiRetrieval"
+    changed = model.files[task].__class__(
+        **{**model.files[task].__dict__, "dataset_revision": "sha256:0000000000000000"}
+    )
+    model.files[task] = changed
+    again = write_eee([model], PIPCHEM, tmp_path)
+    assert again[0] not in first
+
+
+def test_path_parts_never_leave_the_output_folder() -> None:
+    for hostile in ("..", "../../etc", "a/b", "", ".hidden", "x\x00y", "名前"):
+        part = _part(hostile)
+        assert part and "/" not in part and part not in (".", "..") and not part.startswith(".")
+
+
+@pytest.mark.slow
+def test_a_model_without_scores_gives_no_record(results: Path) -> None:
+    empty = read_results([results], get_benchmark("ChemTEB"))
+    assert all(eee_record(m, get_benchmark("ChemTEB")) is None for m in empty)
