@@ -253,3 +253,46 @@ def test_a_zero_row_of_a_compressed_variant_has_cosine_zero_as_in_mteb() -> None
     pair = score_pair_classification(src, tgt, [1, 0, 1], zero_rows="zero")
     # sklearn's paired cosine (MTEB's) gives the zero row similarity 0: below both positives
     assert pair["cosine_ap"] == 1.0
+
+
+@pytest.mark.slow
+def test_the_worked_example_of_docs_costs_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/costs.md: the custom-task example's files, its command as written (the bundled
+    MiniLM, offline), and what it prints: per model and variant the mean with its interval,
+    bytes per vector, texts/s and the share cut; then its EEE records, valid."""
+    import re
+    import shlex
+
+    from .conftest import REPO_ROOT
+    from .helpers.eee_schema import eee_schema
+
+    example = (REPO_ROOT / "docs" / "custom_tasks.md").read_text(encoding="utf-8")
+    for name, body in re.findall(r"<!-- file: (\S+) -->\n```\w*\n(.*?)```", example, flags=re.S):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(body)
+    page = (REPO_ROOT / "docs" / "costs.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- block: slow[^\n]*\n```bash\n(.*?)```", page, flags=re.S)
+    assert block is not None
+    run_line, export_line = block.group(1).strip().splitlines()
+    monkeypatch.chdir(tmp_path)
+    assert chemteb_main([*shlex.split(run_line)[1:], "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    table = printed.split("The frontier (chemteb rank results --frontier):")[1]
+    rows = [line for line in table.splitlines() if "sentence-transformers/all-MiniLM-L6-v2" in line]
+    assert len(rows) == 9  # the model and 8 variants
+    for line in rows:
+        # mean, its interval, the rank interval, bytes per vector, index, texts/s, cut
+        assert re.search(
+            r" \d\.\d{4} \d\.\d{4}-\d\.\d{4} +\d+-\d+ +[\d,]+ +[\d.]+ k?B +\d+ +\d+%$", line
+        ), line
+    assert re.search(r"\(output_dtypes=binary, truncate_dim=128\) .* 16 ", printed)
+    assert "SolventRetrieval" in printed and "cut" in printed
+    assert chemteb_main(shlex.split(export_line)[1:]) == 0
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft7Validator(eee_schema())
+    records = sorted((tmp_path / "eee").rglob("*.json"))
+    assert len(records) == 9
+    for path in records:
+        assert not list(validator.iter_errors(json.loads(path.read_text())))

@@ -681,7 +681,7 @@ def _print_frontier(bench: Any, rows: list[Any]) -> None:
     names = [shown(r.model) for r in rows]
     width = max([5, *map(len, names)])
     head = (
-        f"  {'model':<{width}} {'mean':>7} {'95% interval':>13} {'rank':>5} "
+        f"   {'model':<{width}} {'mean':>7} {'95% interval':>13} {'rank':>5} "
         f"{'bytes/vec':>9} {'index':>9} {'texts/s':>8} {'cut':>7}"
     )
     print(
@@ -690,7 +690,7 @@ def _print_frontier(bench: Any, rows: list[Any]) -> None:
         f"and faster.\n{head}\n{'-' * len(head)}"
     )
     for r, name in zip(rows, names, strict=True):
-        mark = ("S" if r.pareto_size else " ") + ("F" if r.pareto_speed else " ")
+        mark = ("S" if r.pareto_size else " ") + ("F" if r.pareto_speed else " ") + " "
         mean = f"{r.score:.4f}" if r.score is not None else "-"
         ci = f"{r.interval[0]:.4f}-{r.interval[1]:.4f}" if r.interval else "-"
         rank = f"{r.rank_interval[0]}-{r.rank_interval[1]}" if r.rank_interval else "-"

@@ -150,9 +150,11 @@ def _index_bytes(m: ModelResults, tasks: Sequence[str]) -> int | None:
     return total
 
 
-def _texts_per_second(m: ModelResults) -> float | None:
+def _texts_per_second(m: ModelResults, tasks: Sequence[str]) -> float | None:
     """The encoder's speed in the recorded run that encoded the most texts (a warm rerun
-    encodes none; a few texts time nothing)."""
+    encodes none; a few texts time nothing); where no recorded run encoded any (every vector
+    came from the cache), the tasks' texts over their encode seconds, which the cache keeps
+    from the run that made the vectors."""
     best: tuple[int, float] | None = None
     for record in m.runs.values():
         enc = record.get("encoding") if isinstance(record, dict) else None
@@ -163,7 +165,19 @@ def _texts_per_second(m: ModelResults) -> float | None:
             continue
         if math.isfinite(rate) and rate > 0 and (best is None or n > best[0]):
             best = (n, float(rate))
-    return best[1] if best is not None else None
+    if best is not None:
+        return best[1]
+    texts, seconds = 0, 0.0
+    for name in tasks:
+        file = m.files.get(name)
+        n = file.extra.get("n_texts") if file is not None else None
+        spent = file.extra.get("encode_seconds") if file is not None else None
+        if not _count(n) or not isinstance(spent, (int, float)) or isinstance(spent, bool):
+            return None
+        if not math.isfinite(spent) or spent <= 0:
+            return None
+        texts, seconds = texts + n, seconds + float(spent)
+    return texts / seconds if seconds else None
 
 
 def truncated_share(m: ModelResults, tasks: Sequence[str]) -> float | str | None:
@@ -251,7 +265,7 @@ def frontier(
                 precision=precision,
                 bytes_per_vector=bytes_per_vector(dim, precision) if dim and precision else None,
                 index_bytes=_index_bytes(m, names),
-                texts_per_second=_texts_per_second(m),
+                texts_per_second=_texts_per_second(m, names),
                 truncated=truncated_share(m, names),
             )
         )
