@@ -72,6 +72,8 @@ def test_every_record_is_valid_eee_and_its_intervals_are_ranks(
             assert (bounds["lower"], bounds["upper"]) == pytest.approx(interval, abs=1e-12)
             assert ci["standard_error"]["value"] > 0 and ci["num_bootstrap_samples"] == 1000
         assert with_ci == 2  # retrieval (nDCG per query), classification (accuracy per text)
+    ids = {json.loads(p.read_text())["evaluation_id"] for p in files}
+    assert len(ids) == 2  # the variant is an evaluation of its own
     variant = [json.loads(p.read_text()) for p in files if "output_dtypes_int8" in str(p)]
     assert json.loads(variant[0]["model_info"]["additional_details"]["experiment_kwargs"]) == {
         "output_dtypes": "int8"

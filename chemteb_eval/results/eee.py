@@ -194,9 +194,10 @@ def eee_record(
     retrieved = f"{time.time() if now is None else now:.0f}"
     versions = {f.extra.get("chemteb_eval_version") for f in model.files.values()}
     version = next(iter(versions)) if len(versions) == 1 else None
+    variant = _variant(model)
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "evaluation_id": f"{bench.name}/{info['id']}/{retrieved}",
+        "evaluation_id": f"{bench.name}/{info['id']}{variant}/{retrieved}",
         "retrieved_timestamp": retrieved,
         "source_metadata": {
             "source_name": "chemteb-eval",
@@ -217,6 +218,13 @@ def eee_record(
     if finished is not None:
         record["evaluation_timestamp"] = finished
     return record
+
+
+def _variant(model: ModelResults) -> str:
+    """``__<MTEB experiment name>`` for a variant of a model (its vectors compressed, another
+    backend or dtype), which is an evaluation of its own; ``""`` for the model itself."""
+    kwargs = model.meta.get("experiment_kwargs") if isinstance(model.meta, dict) else None
+    return f"__{experiment_name(kwargs)}" if isinstance(kwargs, dict) and kwargs else ""
 
 
 def _content_uuid(record: Mapping[str, Any]) -> str:
@@ -254,11 +262,8 @@ def write_eee(
         )
         if record is None:
             continue
-        ident = record["model_info"]["id"]
-        developer, _, name = ident.rpartition("/")
-        kwargs = model.meta.get("experiment_kwargs") if isinstance(model.meta, dict) else None
-        if isinstance(kwargs, dict) and kwargs:  # a variant: its MTEB experiment name too
-            name = f"{name}__{experiment_name(kwargs)}"
+        developer, _, name = record["model_info"]["id"].rpartition("/")
+        name += _variant(model)
         folder = out / _part(bench.name) / _part(developer or "unknown") / _part(name)
         path = folder / f"{_content_uuid(record)}.json"
         write_json_atomic(path, record)
