@@ -152,7 +152,9 @@ def record(out: dict[str, Any]) -> None:
         "truncation": round(max(r["truncation_seconds"] for r in out["tasks"]), 2),
     }
     path.write_text(json.dumps(figures, indent=1) + "\n")
-    subprocess.run([sys.executable, str(repo / "scripts" / "docs_figures.py"), "--render"], check=True)
+    subprocess.run(
+        [sys.executable, str(repo / "scripts" / "docs_figures.py"), "--render"], check=True
+    )
 
 
 if __name__ == "__main__":

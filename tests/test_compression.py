@@ -35,7 +35,7 @@ def _mteb_quantize(vectors: np.ndarray, precision: str) -> np.ndarray:
             def model_copy(cls, update):
                 return cls
 
-    wrapper = CompressionWrapper(_Model(), OutputDType(precision))
+    wrapper = CompressionWrapper(_Model(), OutputDType(precision))  # type: ignore[arg-type]
     with (
         pytest.warns(UserWarning)
         if len(vectors) < 10_000 and "int" in precision
