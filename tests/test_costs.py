@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -296,3 +297,179 @@ def test_the_worked_example_of_docs_costs_runs_as_written(
     assert len(records) == 9
     for path in records:
         assert not list(validator.iter_errors(json.loads(path.read_text())))
+
+
+# -- what the outside attack on issue 38 found, fixed -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def varied(small_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("varied") / "results"
+    run(
+        HashingEncoder(),
+        output_dir=out,
+        use_cache=False,
+        dims=[16],
+        precisions=["int8", "binary"],
+        **_quiet(),
+    )
+    return out
+
+
+def _copy(varied: Path, tmp_path: Path) -> tuple[Path, Path]:
+    import shutil
+
+    root = tmp_path / "results"
+    shutil.copytree(varied, root)
+    (revision,) = root.glob("test__hashing-trigrams/*")
+    return root, revision
+
+
+def _frontier_json(root: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    capsys.readouterr()
+    assert chemteb_main(["rank", str(root), "--frontier", "--json"]) == 0
+    return {r["model"]: r for r in json.loads(capsys.readouterr().out)}
+
+
+@pytest.mark.slow
+def test_a_huge_index_size_or_speed_in_a_file_is_unknown_not_a_crash(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, revision = _copy(varied, tmp_path)
+    folder = revision / "experiments" / "output_dtypes_int8"
+    path = folder / "PipChemWikiRetrieval.json"
+    path.write_text(
+        path.read_text().replace('"index_bytes": ', '"index_bytes": 1' + "0" * 400 + ', "x": ', 1)
+    )
+    runs = folder / "runs.jsonl"
+    runs.write_text(
+        re.sub(
+            r'"texts_per_second": [0-9.e+-]+', '"texts_per_second": 1' + "0" * 400, runs.read_text()
+        )
+    )
+    rows = _frontier_json(root, capsys)
+    int8 = rows["test/hashing-trigrams (output_dtypes=int8)"]
+    assert int8["index_bytes"] is None and int8["texts_per_second"] is not None
+    assert int8["texts_per_second"] < 1e9
+    assert chemteb_main(["rank", str(root), "--frontier"]) == 0
+    from chemteb_eval.results.leaderboard import build_leaderboard
+    from chemteb_eval.tasks import get_benchmark
+
+    board = build_leaderboard([root], get_benchmark("PipChem"))
+    assert len(board.frontier) == 6
+
+
+@pytest.mark.slow
+def test_a_copied_experiment_folder_is_its_own_row_and_moves_no_other_rows_interval(
+    varied: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    root, revision = _copy(varied, tmp_path)
+    before = _frontier_json(root, capsys)
+    experiments = revision / "experiments"
+    shutil.copytree(experiments / "output_dtypes_binary", experiments / "output_dtypes_binary.bak")
+    (experiments / "output_dtypes_int8" / "PipChemWikiRetrieval.items.npz").unlink()
+    after = _frontier_json(root, capsys)
+    binary = [name for name in after if "output_dtypes=binary)" in name]
+    assert len(binary) == 2 and len(set(binary)) == 2  # told apart by their experiment folders
+    assert any("experiments/output_dtypes_binary.bak" in name for name in binary)
+    for name in ("test/hashing-trigrams", "test/hashing-trigrams (truncate_dim=16)"):
+        assert after[name]["interval"] == before[name]["interval"]  # others' evidence untouched
+    int8 = after["test/hashing-trigrams (output_dtypes=int8)"]
+    assert "PipChemWikiRetrieval" in int8["fixed_tasks"]  # said, not silently held
+    assert (
+        "PipChemWikiRetrieval"
+        not in before["test/hashing-trigrams (output_dtypes=int8)"]["fixed_tasks"]
+    )
+
+
+@pytest.mark.slow
+def test_a_run_killed_between_the_evidence_and_the_result_scores_the_task_again(
+    small_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemteb_eval.results.schema import ResultFile
+
+    original = ResultFile.write
+    calls = {"n": 0}
+
+    def dying(self: ResultFile, folder: Path) -> Path:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyboardInterrupt  # killed after the evidence, before the result
+        return original(self, folder)
+
+    monkeypatch.setattr(ResultFile, "write", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run(HashingEncoder(), output_dir=tmp_path, cache_dir=tmp_path / "emb", **_quiet())
+    monkeypatch.setattr(ResultFile, "write", original)
+    (folder,) = tmp_path.glob("test__hashing-trigrams/*")
+    assert [p.name for p in folder.glob("*.items.npz")] == [
+        "PipChemWikiTopicClassification.items.npz"
+    ]
+    assert not (folder / "PipChemWikiTopicClassification.json").exists()
+    again = run(HashingEncoder(), output_dir=tmp_path, cache_dir=tmp_path / "emb", **_quiet())
+    first = next(iter(again.statuses))
+    assert again.statuses[first] == "done"  # pending again: its result was never written
+    assert (again.results_dir / f"{first}.json").is_file()
+
+
+@pytest.mark.slow
+def test_eee_records_carry_no_local_path_and_a_rerun_rewrites_the_same_files(
+    small_suite: Path, varied: Path, tmp_path: Path
+) -> None:
+    root, _ = _copy(varied, tmp_path)
+    twin = tmp_path / "twin"
+    run(HashingEncoder(), output_dir=twin, use_cache=False, **_quiet())
+    first = tmp_path / "eee"
+    assert chemteb_main(["export", str(root), str(twin), "--output-dir", str(first)]) == 0
+    records = sorted(first.rglob("*.json"))
+    for path in records:
+        record = json.loads(path.read_text())
+        assert "[" not in record["model_info"]["name"] and str(tmp_path) not in path.read_text()
+    # the same model rerun (--overwrite): other timings, the same scores: the same files
+    run(
+        HashingEncoder(),
+        output_dir=root,
+        use_cache=False,
+        dims=[16],
+        precisions=["int8", "binary"],
+        overwrite=True,
+        **_quiet(),
+    )
+    assert chemteb_main(["export", str(root), str(twin), "--output-dir", str(first)]) == 0
+    assert sorted(first.rglob("*.json")) == records
+
+
+def test_a_superscript_dimension_is_refused_naming_dims(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = chemteb_main(["run", "--output-dir", str(tmp_path / "o"), "--dims", "\u00b2", "--quiet"])
+    assert code == 2 and "dims" in capsys.readouterr().err
+
+
+def test_the_frontier_plot_draws_a_negative_interval() -> None:
+    import sys
+
+    from .conftest import REPO_ROOT
+
+    sys.path.insert(0, str(REPO_ROOT / "space"))
+    try:
+        from tabs.frontier import frontier_figure
+    finally:
+        sys.path.remove(str(REPO_ROOT / "space"))
+    row = {
+        "Model": "m",
+        "Mean": 0.0,
+        "95% CI": "-0.0500-0.0300",
+        "Bytes/vector": 8,
+        "Pareto (size)": "yes",
+        "Rank 95%": "",
+        "Texts/s": 1.0,
+        "Cut": "",
+    }
+    fig = frontier_figure("B", [row])
+    bars = fig.data[0].error_y
+    assert list(bars.array) == [pytest.approx(0.03)] and list(bars.arrayminus) == [
+        pytest.approx(0.05)
+    ]

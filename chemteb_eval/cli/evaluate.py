@@ -312,8 +312,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"\nThe frontier (chemteb rank {args.output_dir} --frontier):")
         try:
             _print_frontier_of([args.output_dir], None if args.task_file else args.benchmark)
-        except ValueError as exc:  # a damaged folder beside ours: the run's results stand
-            print(f"[warning] the frontier was not drawn: {exc}", file=sys.stderr)
+        except Exception as exc:  # a damaged folder beside ours: the run's results stand
+            print(f"[warning] the frontier was not drawn: {shown(exc)}", file=sys.stderr)
     if failed:  # each failure was one [failed] line as it happened
         print(
             f"{failed} task(s) failed, each said above as it failed; a rerun retries them.",
@@ -685,9 +685,9 @@ def _print_frontier(bench: Any, rows: list[Any]) -> None:
         f"{'bytes/vec':>9} {'index':>9} {'texts/s':>8} {'cut':>7}"
     )
     print(
-        f"{bench.name}: quality (mean main score over its {n} tasks; interval: their items "
-        "resampled) against cost. Pareto: S = no row is as good and smaller, F = none as good "
-        f"and faster.\n{head}\n{'-' * len(head)}"
+        f"{bench.name}: quality (mean main score over its {n} tasks; interval: the items of "
+        "each task whose score is a mean of items resampled) against cost. Pareto: S = no row "
+        f"is as good and smaller, F = none as good and faster.\n{head}\n{'-' * len(head)}"
     )
     for r, name in zip(rows, names, strict=True):
         mark = ("S" if r.pareto_size else " ") + ("F" if r.pareto_speed else " ") + " "
@@ -705,6 +705,16 @@ def _print_frontier(bench: Any, rows: list[Any]) -> None:
         print(
             f"{mark}{name:<{width}} {mean:>7} {ci:>13} {rank:>5} {size:>9} {index:>9} "
             f"{speed:>8} {cut:>7}"
+        )
+    held: dict[tuple[str, ...], list[str]] = {}
+    for r, name in zip(rows, names, strict=True):
+        if r.score is not None and r.fixed_tasks:
+            held.setdefault(r.fixed_tasks, []).append(name)
+    for fixed, who in held.items():
+        whom = "every row" if len(who) == len(rows) else ", ".join(who)
+        print(
+            f"[note] the interval of {whom} holds {', '.join(map(shown, fixed))} at its score "
+            "(not a mean of items, or no items recorded)."
         )
 
 

@@ -32,7 +32,7 @@ from chemteb_eval._files import write_json_atomic
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 
 from .board import ModelResults
-from .io import experiment_name
+from .io import experiment_label, experiment_name
 
 __all__ = ["SCHEMA_VERSION", "eee_record", "write_eee"]
 
@@ -158,7 +158,9 @@ def _model_info(model: ModelResults) -> dict[str, Any]:
         )
         if meta.get(k) is not None
     }
-    out: dict[str, Any] = {"name": model.model, "id": ident}
+    # the model's own name and variant, never the "[folder]" that tells two local folders apart
+    # (a path of the exporter's machine in a record meant for publishing)
+    out: dict[str, Any] = {"name": ident + _variant_label(meta), "id": ident}
     if "/" in ident:
         out["developer"] = ident.split("/", 1)[0]
     framework = meta.get("framework")
@@ -220,6 +222,13 @@ def eee_record(
     return record
 
 
+def _variant_label(meta: Mapping[str, Any]) -> str:
+    kwargs = meta.get("experiment_kwargs")
+    if not isinstance(kwargs, dict) or not kwargs:
+        return ""
+    return f" ({experiment_label(meta, experiment_name(kwargs))})"
+
+
 def _variant(model: ModelResults) -> str:
     """``__<MTEB experiment name>`` for a variant of a model (its vectors compressed, another
     backend or dtype), which is an evaluation of its own; ``""`` for the model itself."""
@@ -229,14 +238,23 @@ def _variant(model: ModelResults) -> str:
 
 def _content_uuid(record: Mapping[str, Any]) -> str:
     """A uuid (version-4 form, as EEE's file names are) drawn from everything in the record
-    but its id and timestamps."""
+    but its id, its timestamps and the tasks' timings."""
     body = {
         k: v
         for k, v in record.items()
         if k not in ("evaluation_id", "retrieved_timestamp", "evaluation_timestamp")
     }
+    # timings differ between two runs that scored the same: the same evaluation, one file
+    body["evaluation_results"] = [
+        {**r, "score_details": {**r["score_details"], "details": _untimed(r["score_details"])}}
+        for r in body["evaluation_results"]
+    ]
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).digest()
     return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def _untimed(details: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in details.get("details", {}).items() if k != "evaluation_time_seconds"}
 
 
 def _part(text: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 import numpy as np
 
 from chemteb_eval.scoring.compression import PRECISIONS, bytes_per_vector
-from chemteb_eval.tasks import Benchmark, benchmark_tasks
+from chemteb_eval.tasks import Benchmark, benchmark_tasks, main_score
 
 from .board import ModelResults
 
@@ -37,6 +37,10 @@ UNKNOWN = "unknown"  # a backend that cannot count its tokens (an API): said, ne
 # measures the start of those texts only.
 NOTE_SHARE = 0.10
 _MAX_DIM = 1 << 20  # no embedding has a million dimensions: a larger one is a damaged file
+_MAX_BYTES = 1 << 60  # an index of an exabyte: any larger figure is a damaged file
+_MAX_RATE = 1e9  # texts per second no encoder reaches
+# The fewest texts a run must have encoded for its texts/s to stand for the encoder's speed.
+MIN_TIMED = 100
 
 
 def _count(value: object, *, zero: bool = False) -> TypeGuard[int]:
@@ -106,6 +110,7 @@ class FrontierRow:
     model: str  # as the ranking names it: "name (truncate_dim=256, output_dtypes=int8)"
     score: float | None  # mean main score over the benchmark's tasks (None: incomplete)
     interval: tuple[float, float] | None  # 95% of that mean, the tasks' items resampled
+    fixed_tasks: tuple[str, ...]  # tasks the interval holds at their score (no items to redraw)
     rank_interval: tuple[int, int] | None  # from ``ranking.rank_uncertainty``
     dim: int | None
     precision: str | None
@@ -118,7 +123,7 @@ class FrontierRow:
 
     def to_dict(self) -> dict[str, Any]:
         out = {f: getattr(self, f) for f in self.__dataclass_fields__}
-        for key in ("interval", "rank_interval"):
+        for key in ("interval", "rank_interval", "fixed_tasks"):
             out[key] = list(out[key]) if out[key] is not None else None
         return out
 
@@ -144,40 +149,49 @@ def _index_bytes(m: ModelResults, tasks: Sequence[str]) -> int | None:
         file = m.files.get(name)
         stored = file.extra.get("storage") if file is not None else None
         value = stored.get("index_bytes") if isinstance(stored, dict) else None
-        if not _count(value, zero=True):
+        if not _count(value, zero=True) or value > _MAX_BYTES:
             return None
         total += value
     return total
 
 
+def _number(value: object, high: float) -> float | None:
+    """A positive finite number no larger than ``high`` (an untrusted file's value); else
+    ``None``. An int too large for a float is ``None``, not an ``OverflowError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) and 0 < number <= high else None
+
+
 def _texts_per_second(m: ModelResults, tasks: Sequence[str]) -> float | None:
-    """The encoder's speed in the recorded run that encoded the most texts (a warm rerun
-    encodes none; a few texts time nothing); where no recorded run encoded any (every vector
-    came from the cache), the tasks' texts over their encode seconds, which the cache keeps
-    from the run that made the vectors."""
+    """The encoder's speed: in the recorded run that encoded the most texts, where one encoded
+    at least ``MIN_TIMED`` (a warm rerun encodes none; a handful of texts times nothing); else
+    the tasks' texts over the encode seconds the cache kept from the run that made their
+    vectors; else the best recorded run, however small."""
     best: tuple[int, float] | None = None
     for record in m.runs.values():
         enc = record.get("encoding") if isinstance(record, dict) else None
         if not isinstance(enc, dict):
             continue
-        n, rate = enc.get("encoded"), enc.get("texts_per_second")
-        if not _count(n) or not isinstance(rate, (int, float)) or isinstance(rate, bool):
-            continue
-        if math.isfinite(rate) and rate > 0 and (best is None or n > best[0]):
-            best = (n, float(rate))
-    if best is not None:
+        n, rate = enc.get("encoded"), _number(enc.get("texts_per_second"), _MAX_RATE)
+        if _count(n) and rate is not None and (best is None or n > best[0]):
+            best = (n, rate)
+    if best is not None and best[0] >= MIN_TIMED:
         return best[1]
     texts, seconds = 0, 0.0
     for name in tasks:
         file = m.files.get(name)
         n = file.extra.get("n_texts") if file is not None else None
-        spent = file.extra.get("encode_seconds") if file is not None else None
-        if not _count(n) or not isinstance(spent, (int, float)) or isinstance(spent, bool):
-            return None
-        if not math.isfinite(spent) or spent <= 0:
-            return None
-        texts, seconds = texts + n, seconds + float(spent)
-    return texts / seconds if seconds else None
+        spent = _number(file.extra.get("encode_seconds"), 1e9) if file is not None else None
+        if not _count(n) or n > _MAX_BYTES or spent is None:
+            return best[1] if best is not None else None
+        texts, seconds = texts + n, seconds + spent
+    rate = _number(texts / seconds, _MAX_RATE) if seconds else None
+    return rate if rate is not None else best[1] if best is not None else None
 
 
 def truncated_share(m: ModelResults, tasks: Sequence[str]) -> float | str | None:
@@ -197,27 +211,37 @@ def truncated_share(m: ModelResults, tasks: Sequence[str]) -> float | str | None
 
 
 def _mean_interval(
-    complete: list[ModelResults], bench: Benchmark, resamples: int, seed: int
-) -> dict[str, tuple[float, float]]:
-    """Each complete row's 95% interval of its mean over tasks, the items of every task whose
-    score is a mean of items redrawn (the same items for every row); other tasks fixed."""
-    from .ranking import _item_resampler
+    m: ModelResults, bench: Benchmark, resamples: int, seed: int
+) -> tuple[tuple[float, float] | None, tuple[str, ...]]:
+    """A complete row's 95% interval of its mean over the benchmark's tasks: the items of each
+    task whose score is a mean of items and whose run wrote them redrawn (each row on its own
+    evidence, so one row's missing or damaged items never move another's); every other task
+    held at its score, and named. ``(None, all tasks)`` when no task can be redrawn."""
+    from .ranking import _mean_of_items, task_evidence
 
     tasks = benchmark_tasks(bench)
-    redraw = _item_resampler(complete, bench, tasks) if complete else None
-    if redraw is None:
-        return {}
+    drawn = {}
+    for task in tasks:
+        key = main_score(bench, task)
+        evidence = task_evidence(m, bench, task, key) if _mean_of_items(task.type, key) else None
+        if evidence is not None:
+            drawn[task.name] = evidence
+    fixed = tuple(t.name for t in tasks if t.name not in drawn)
+    if not drawn:
+        return None, fixed
     rng = np.random.default_rng(seed)
-    means: dict[str, list[float]] = {m.model: [] for m in complete}
+    means = []
     for _ in range(resamples):
-        drawn = redraw(rng)
-        for m in complete:
-            scores = [drawn[m.model].get(t.name, m.scores[t.name]) for t in tasks]
-            means[m.model].append(float(np.mean(scores)))
-    return {
-        name: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5)))
-        for name, v in means.items()
-    }
+        scores = [
+            drawn[t.name].statistic(rng.integers(0, drawn[t.name].n, size=drawn[t.name].n))
+            if t.name in drawn
+            else m.scores[t.name]
+            for t in tasks
+        ]
+        means.append(float(np.mean(scores)))
+    if not all(math.isfinite(x) for x in means):
+        return None, tuple(t.name for t in tasks)
+    return (float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))), fixed
 
 
 def _pareto(points: Mapping[str, tuple[float, float]]) -> set[str]:
@@ -248,18 +272,19 @@ def frontier(
     against size and against speed (among complete rows)."""
     names = [t.name for t in benchmark_tasks(bench)]
     complete = [m for m in models if names and all(n in m.scores for n in names)]
-    intervals = _mean_interval(complete, bench, resamples, seed)
     done_ids = {id(m) for m in complete}
     rows = []
     for m in models:
         dim, precision = _vector_shape(m)
         done = id(m) in done_ids
+        interval, fixed = _mean_interval(m, bench, resamples, seed) if done else (None, ())
         ci = (rank_intervals or {}).get(m.model)
         rows.append(
             FrontierRow(
                 model=m.model,
                 score=float(np.mean([m.scores[n] for n in names])) if done else None,
-                interval=intervals.get(m.model),
+                interval=interval,
+                fixed_tasks=fixed,
                 rank_interval=(ci["rank_low"], ci["rank_high"]) if ci else None,
                 dim=dim,
                 precision=precision,

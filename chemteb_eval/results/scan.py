@@ -14,6 +14,7 @@ from chemteb_eval.tasks import Task
 from chemteb_eval.tasks.catalog import TaskCatalog
 
 from .inputs import model_table_paths, read_model_table
+from .io import EXPERIMENTS
 from .model_folder import ScannedModel, read_model_folder, result_dirs
 
 __all__ = ["catalog_of", "scan_results", "split_versions"]
@@ -90,13 +91,22 @@ def _tell_apart(scanned: list[ScannedModel]) -> None:
     for name, same in by_name.items():
         if len(same) < 2:
             continue
+        # one model folder's experiments that name the same variant (a copied experiment
+        # folder, a model_meta.json edited): told apart by their experiment folders
         for model in same:
-            model.name = f"{name} [{model.folder}]"
+            where = str(model.folder)
+            if model.experiment is not None and _shared_folder(model, same):
+                where += f", {EXPERIMENTS}/{model.experiment}"
+            model.name = f"{name} [{where}]"
         # a note, once per group: nothing is skipped, both are shown
         folders = ", ".join(str(m.folder) for m in same)
         same[0].notes.append(
             f"{folders}: each names the same model ({name}); shown as '{name} [folder]'"
         )
+
+
+def _shared_folder(model: ScannedModel, same: list[ScannedModel]) -> bool:
+    return sum(m.folder == model.folder for m in same) > 1
 
 
 def split_versions(scanned: list[ScannedModel]) -> None:

@@ -760,9 +760,11 @@ def _write_result(
     the task done in ``report``, with its summary's main score."""
     # the run (hardware, settings) that timed it, in runs.jsonl beside the file
     result = replace(result, extra={**result.extra, "chemteb_run_id": report.run_id})
+    # the per-item evidence beside the MTEB file, for intervals and compare; written first, so
+    # that a run killed in between leaves no result without its evidence (the task is pending)
+    if items:
+        write_items(items_path(folder / f"{task.name}.json"), items)
     path = result.write(folder)
-    if items:  # the per-item evidence beside the MTEB file, for intervals and compare
-        write_items(items_path(path), items)
     if task.definition:  # a task file's task: its declaration, for rank and the Space
         recorded = _definition(task, result.dataset_revision)
         write_text_atomic(path.with_name(f"{task.name}{TASK_FILE_SUFFIX}"), recorded)

@@ -92,7 +92,7 @@ def check_dims(dims: object, full: int | None = None) -> tuple[int, ...]:
     for part in parts:
         text = part.strip() if isinstance(part, str) else part
         if isinstance(text, bool) or not (
-            isinstance(text, int) or (isinstance(text, str) and text.isdigit())
+            isinstance(text, int) or (isinstance(text, str) and text.isascii() and text.isdigit())
         ):
             raise ValueError(f"dims: {part!r} is not a whole number of dimensions.")
         value = int(text)

@@ -4,6 +4,7 @@ marked; the table (index size, texts/s, texts cut) and its CSV (``results.fronti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,6 +14,9 @@ from state import AppState, Filters
 from views import frame, plot_text, write_csv
 
 from .base import Layout, Tab, download_button, table_update
+
+# the "95% CI" cell, "low-high" (either may be negative: a correlation's)
+_INTERVAL = re.compile(r"(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)")
 
 
 def layout(state: AppState, default: Mapping[str, Any]) -> Layout:
@@ -42,10 +46,10 @@ def frontier_figure(benchmark: str, rows: Sequence[Mapping[str, Any]]) -> go.Fig
         return fig
 
     def bars(r: Mapping[str, Any], side: int) -> float:
-        low, _, high = str(r["95% CI"]).partition("-")
-        if not low or not high:
+        found = _INTERVAL.fullmatch(str(r["95% CI"]))
+        if found is None:
             return 0.0
-        return abs(float(high if side > 0 else low) - float(r["Mean"]))
+        return abs(float(found.group(2) if side > 0 else found.group(1)) - float(r["Mean"]))
 
     for on, label, symbol in ((False, "other", "circle-open"), (True, "Pareto set", "diamond")):
         group = [r for r in points if (r["Pareto (size)"] == "yes") == on]
