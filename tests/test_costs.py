@@ -473,3 +473,23 @@ def test_the_frontier_plot_draws_a_negative_interval() -> None:
     assert list(bars.array) == [pytest.approx(0.03)] and list(bars.arrayminus) == [
         pytest.approx(0.05)
     ]
+
+
+@pytest.mark.slow
+def test_rank_shows_the_cut_column_and_json_key(
+    varied: Path, small_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    counted = tmp_path / "counted"
+    run(_Counting(limit=12, name="test/counting"), output_dir=counted, use_cache=False, **_quiet())
+    capsys.readouterr()
+    assert chemteb_main(["rank", str(varied), str(counted), "--json"]) == 0
+    rows = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["test/hashing-trigrams"]["cut"] == "unknown"  # it cannot count its tokens
+    share = rows["test/counting"]["cut"]
+    assert isinstance(share, float) and 0 < share <= 1
+    assert chemteb_main(["rank", str(varied), str(counted)]) == 0
+    text = capsys.readouterr().out
+    header = next(line for line in text.splitlines() if line.startswith("rank "))
+    assert header.rstrip().endswith("Cut")
+    line = next(line for line in text.splitlines() if "test/counting" in line)
+    assert line.rstrip().endswith(f"{share:.0%}")

@@ -614,14 +614,15 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     intervals = rank_uncertainty(models, bench) if args.ci else {}
     skipped = [s for m in models for s in m.skipped]  # after the intervals: evidence notices
     by_mean = bench.aggregation.kind == "mean"
+    cut = _cut_shares(models, bench)
     if args.json:
         if chosen:  # stdout holds the JSON alone
             print(chosen, file=sys.stderr)
-        print(json.dumps(_rank_json(rows, by_mean, intervals if args.ci else None), indent=1))
+        print(json.dumps(_rank_json(rows, by_mean, intervals if args.ci else None, cut), indent=1))
     else:
         if chosen:
             print(chosen)
-        _print_ranking(bench, rows, intervals)
+        _print_ranking(bench, rows, intervals, cut)
     if args.ci and not args.json:
         tied = [m for m, ci in intervals.items() if ci["tied_with_top"]]
         print(
@@ -745,27 +746,46 @@ def _rank_benchmark(args: argparse.Namespace, scanned: list[Any], catalog: Any) 
 
 
 def _rank_json(
-    rows: list[RankedModel], by_mean: bool, intervals: dict[str, Any] | None = None
+    rows: list[RankedModel],
+    by_mean: bool,
+    intervals: dict[str, Any] | None = None,
+    cut: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """``--json``'s rows: "mean" (over tasks) where it orders the ranking (RRF benchmarks rank
     by "rrf"); an incomplete model's mean over the tasks it has is no benchmark mean: null, as
-    the table shows it; with ``--ci`` each row's "rank_interval"."""
+    the table shows it; with ``--ci`` each row's "rank_interval"; "cut", the largest share of
+    one side's texts the model cut (null: not measured)."""
     out = []
     for r in rows:
         row = {k: (None if k == "mean" and not r.complete else v) for k, v in r.to_dict().items()}
         if intervals is not None:
             row["rank_interval"] = intervals.get(r.model)
+        if cut is not None:  # the largest share of one side's texts cut ("unknown": an API)
+            row["cut"] = cut.get(r.model)
         out.append({k: v for k, v in row.items() if by_mean or k != "mean"})
     return out
 
 
+def _cut_shares(models: list[Any], bench: Any) -> dict[str, float | str | None]:
+    """Each model's largest share of one side's texts cut over the benchmark's tasks."""
+    from chemteb_eval import tasks
+    from chemteb_eval.results.frontier import truncated_share
+
+    names = [t.name for t in tasks.benchmark_tasks(bench)]
+    return {m.model: truncated_share(m, names) for m in models}
+
+
 def _print_ranking(
-    bench: Any, rows: list[RankedModel], intervals: dict[str, Any] | None = None
+    bench: Any,
+    rows: list[RankedModel],
+    intervals: dict[str, Any] | None = None,
+    cut: dict[str, Any] | None = None,
 ) -> None:
     """The ranking table: names whole (the column is as wide as the longest), each type's
     column headed by its full label, and for a benchmark ranked by the mean over tasks that
     mean, the column its order comes from."""
     from chemteb_eval import tasks
+    from chemteb_eval.results.frontier import cut_cell
 
     types = [t for t in tasks.TASK_TYPES if any(t in r.means for r in rows)]
     label = {name: k.label for name, k in tasks.KINDS.items()}
@@ -783,7 +803,8 @@ def _print_ranking(
     head = (
         f"{'rank':>4} {'model':<{name_width}}{mean_head} {'RRF':>6} {'Borda':>6} "
         + " ".join(f"{label[t]:>{width[t]}}" for t in types)
-    ).rstrip()
+        + f" {'Cut':>7}"
+    )
     print(
         f"{bench.name}: {len(rows)} model{'' if len(rows) == 1 else 's'}, ranked by {order}. "
         "Per type: mean main score (rank)."
@@ -804,7 +825,11 @@ def _print_ranking(
         mean = ""
         if by_mean:
             mean = f" {'-':>7}" if r.mean is None or not r.complete else f" {r.mean:>7.4f}"
-        line = f"{rank:>4} {names[id(r)]:<{name_width}}{mean} {r.rrf:>6.3f} {r.borda:>6} {cells}"
+        share = cut_cell((cut or {}).get(r.model)) or "-"
+        line = (
+            f"{rank:>4} {names[id(r)]:<{name_width}}{mean} {r.rrf:>6.3f} {r.borda:>6} {cells}"
+            f" {share:>7}"
+        )
         print(line.rstrip() + note)
 
 
