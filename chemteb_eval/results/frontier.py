@@ -20,6 +20,7 @@ from chemteb_eval.scoring.compression import PRECISIONS, bytes_per_vector
 from chemteb_eval.tasks import Benchmark, benchmark_tasks, main_score
 
 from .board import ModelResults
+from .schema import real_number
 
 __all__ = [
     "NOTE_SHARE",
@@ -158,13 +159,8 @@ def _index_bytes(m: ModelResults, tasks: Sequence[str]) -> int | None:
 def _number(value: object, high: float) -> float | None:
     """A positive finite number no larger than ``high`` (an untrusted file's value); else
     ``None``. An int too large for a float is ``None``, not an ``OverflowError``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) and 0 < number <= high else None
+    number = real_number(value)
+    return number if number is not None and 0 < number <= high else None
 
 
 def _texts_per_second(m: ModelResults, tasks: Sequence[str]) -> float | None:
