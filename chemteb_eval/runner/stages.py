@@ -1294,10 +1294,10 @@ def _settle_everywhere(
     drop = settle(plan, loaded, identities, out_dir, overwrite, report, log)
     cached = _cached_plan(plan)
     for its in report.variants.values():
-        kept = settle(
+        skipped_there = settle(
             cached, loaded, identities, its.results_dir, overwrite, its, _silent, quiet=True
         )
-        drop &= kept | {t.name for t in plan.tasks if t not in cached.tasks}
+        drop &= skipped_there | {t.name for t in plan.tasks if t not in cached.tasks}
     for name in drop:
         del loaded[name]
     skipped = sum(s == "skipped" for its in report.variants.values() for s in its.statuses.values())
