@@ -235,6 +235,10 @@ def test_the_frontier_table_and_json(
     assert full["bytes_per_vector"] == 64 * 4 and binary["bytes_per_vector"] == 8
     assert binary["pareto_size"]  # the smallest row is always on the size frontier
     for r in rows:
+        assert (
+            len(r["task_index_bytes"]) == 7
+            and sum(r["task_index_bytes"].values()) == r["index_bytes"]
+        )
         assert r["interval"][0] <= r["score"] <= r["interval"][1]
         assert r["texts_per_second"] > 0 and 0 <= r["truncated"] <= 1
     assert chemteb_main(["rank", str(tmp_path), "--frontier"]) == 0

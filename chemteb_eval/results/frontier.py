@@ -117,6 +117,7 @@ class FrontierRow:
     precision: str | None
     bytes_per_vector: int | None
     index_bytes: int | None  # over the benchmark's tasks (None: some task's is unknown)
+    task_index_bytes: Mapping[str, int]  # each task's index, where its file recorded it
     texts_per_second: float | None  # the encoder's, in the run that encoded the most texts
     truncated: float | str | None  # largest share of one side's texts cut; "unknown"
     pareto_size: bool = False  # no other row scores as well with fewer bytes per vector
@@ -126,6 +127,7 @@ class FrontierRow:
         out = {f: getattr(self, f) for f in self.__dataclass_fields__}
         for key in ("interval", "rank_interval", "fixed_tasks"):
             out[key] = list(out[key]) if out[key] is not None else None
+        out["task_index_bytes"] = dict(self.task_index_bytes)
         return out
 
 
@@ -144,16 +146,17 @@ def _vector_shape(m: ModelResults) -> tuple[int | None, str | None]:
     return dim, precision if precision in PRECISIONS else None
 
 
-def _index_bytes(m: ModelResults, tasks: Sequence[str]) -> int | None:
-    total = 0
+def _task_index_bytes(m: ModelResults, tasks: Sequence[str]) -> dict[str, int]:
+    """Each task's index size as its result file recorded it (``storage.index_bytes``),
+    where that is a plausible count."""
+    out = {}
     for name in tasks:
         file = m.files.get(name)
         stored = file.extra.get("storage") if file is not None else None
         value = stored.get("index_bytes") if isinstance(stored, dict) else None
-        if not _count(value, zero=True) or value > _MAX_BYTES:
-            return None
-        total += value
-    return total
+        if _count(value, zero=True) and value <= _MAX_BYTES:
+            out[name] = value
+    return out
 
 
 def _number(value: object, high: float) -> float | None:
@@ -274,6 +277,7 @@ def frontier(
         dim, precision = _vector_shape(m)
         done = id(m) in done_ids
         interval, fixed = _mean_interval(m, bench, resamples, seed) if done else (None, ())
+        each = _task_index_bytes(m, names)
         ci = (rank_intervals or {}).get(m.model)
         rows.append(
             FrontierRow(
@@ -285,7 +289,8 @@ def frontier(
                 dim=dim,
                 precision=precision,
                 bytes_per_vector=bytes_per_vector(dim, precision) if dim and precision else None,
-                index_bytes=_index_bytes(m, names),
+                index_bytes=sum(each.values()) if len(each) == len(names) else None,
+                task_index_bytes=each,
                 texts_per_second=_texts_per_second(m, names),
                 truncated=truncated_share(m, names),
             )
