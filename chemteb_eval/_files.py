@@ -165,7 +165,11 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 def csv_safe(cell: Any) -> Any:
     """A CSV cell a spreadsheet will not run: text starting with ``=``, ``+``, ``-``, ``@``, a
     tab or a carriage return (a contributed model named ``=HYPERLINK(...)``) gets a leading
-    ``'``, as OWASP advises. Numbers, and text that reads as one ("-0.25"), stay as they are."""
+    ``'``, as OWASP advises. Numbers, and text that reads as one ("-0.25"), stay as they are.
+    A character a spreadsheet would not show as itself (an escape, a right-to-left override
+    that reverses the rest of the cell) becomes ``?``, as on every page."""
+    if isinstance(cell, str) and not cell.isprintable():
+        cell = "".join(c if c.isprintable() or c in "\t\r\n" else "?" for c in cell)
     if not isinstance(cell, str) or not cell.startswith(_FORMULA_START):
         return cell
     try:

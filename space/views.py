@@ -26,6 +26,7 @@ from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard
 from chemteb_eval.results.markup import md as md
 from chemteb_eval.results.markup import md_code as md_code
 from chemteb_eval.results.markup import plot_text as plot_text
+from chemteb_eval.results.markup import printable
 
 _CSV_DIR: Path | None = None  # this process's own download folder, made on first use
 
@@ -50,7 +51,10 @@ _TOLD_APART = re.compile(r"(?s)(.+) \[([^\[\]]+)\]")
 
 
 def _model_cell(model: str, complete: bool) -> str:
-    # Hub ids link to their model page; API models and other names have no page.
+    # Hub ids link to their model page; API models and other names have no page. A character
+    # a screen would not show as itself (a right-to-left override reverses what follows it, so
+    # one row could read as another model or variant) is shown as "?", as the CLI shows it.
+    model = printable(model)
     told_apart = _TOLD_APART.fullmatch(model)
     base = told_apart.group(1) if told_apart else model
     name = md(base)

@@ -497,3 +497,59 @@ def test_rank_shows_the_cut_column_and_json_key(
     assert header.rstrip().endswith("Cut")
     line = next(line for line in text.splitlines() if "test/counting" in line)
     assert line.rstrip().endswith(f"{share:.0%}")
+
+
+# -- the second outside attack on issue 38, fixed -----------------------------------------------
+
+
+@pytest.mark.slow
+def test_push_results_refuses_a_variants_folder(varied: Path, tmp_path: Path) -> None:
+    from chemteb_eval.hub.model_card import find_task_results
+
+    _, revision = _copy(varied, tmp_path)
+    for path in (revision / "experiments" / "output_dtypes_int8", revision / "experiments"):
+        with pytest.raises(
+            ValueError, match=r"holds (a variant of the model|the model's variants)"
+        ):
+            find_task_results(path, log=lambda m: None)
+    # the model's own folder still reads (its PipChem tasks are skipped: built locally)
+    assert find_task_results(revision, log=lambda m: None) == ("test/hashing-trigrams", [])
+
+
+def test_names_with_control_or_bidi_characters_are_shown_as_question_marks() -> None:
+    import sys
+
+    from chemteb_eval._files import csv_safe
+    from chemteb_eval.results.markup import md, plot_text
+
+    from .conftest import REPO_ROOT
+
+    sys.path.insert(0, str(REPO_ROOT / "space"))
+    try:
+        from views import _model_cell
+    finally:
+        sys.path.remove(str(REPO_ROOT / "space"))
+    hostile = "name\x1b[31mRED\u202eabc (output_dtypes=int8)"
+    for shown_text in (_model_cell(hostile, True), plot_text(hostile), csv_safe(hostile)):
+        assert "\x1b" not in shown_text and "\u202e" not in shown_text
+        assert "?" in shown_text and "int8" in shown_text
+    assert "\x1b" not in md(hostile)  # any Markdown: no terminal escape
+    assert csv_safe("=1+1\u202e").startswith("'")  # still a neutralised formula
+
+
+def test_a_share_that_rounds_to_zero_is_not_shown_as_zero() -> None:
+    from chemteb_eval.results.frontier import cut_cell
+
+    assert cut_cell(40 / 10033) == "<1%" and cut_cell(0.0) == "0%" and cut_cell(0.12) == "12%"
+    assert cut_cell(None) == "" and cut_cell("unknown") == "unknown"
+
+
+def test_a_float16_variant_beyond_its_range_says_so() -> None:
+    from chemteb_eval.runner.costs import transform
+
+    vectors = np.array([[1.0, 100_000.0], [0.5, 0.25]], dtype=np.float32)
+    with pytest.raises(
+        ValueError, match=r"float16: a component .* beyond float16's range \(65504\)"
+    ):
+        transform(vectors, Compression(precision="float16"))
+    assert np.isfinite(transform(vectors, Compression(precision="bfloat16"))).all()

@@ -325,7 +325,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _print_tasks(report: Any) -> None:
     """The run's task table: status, main score and the largest share of one side's texts
     the model cut; then a note for each task where that share is over a tenth."""
-    from chemteb_eval.results.frontier import UNKNOWN, truncation_note, truncation_share
+    from chemteb_eval.results.frontier import cut_cell, truncation_note, truncation_share
 
     # skipped tasks show the score their stored file holds; failed ones said why as they failed
     width = max([44, *map(len, report.statuses)])
@@ -333,7 +333,7 @@ def _print_tasks(report: Any) -> None:
     for name, status in report.statuses.items():
         score = report.main_scores.get(name)
         share = truncation_share(report.truncation.get(name))
-        cut = UNKNOWN if share == UNKNOWN else f"{share[0]:.0%}" if isinstance(share, tuple) else ""
+        cut = cut_cell(share[0] if isinstance(share, tuple) else share)
         number = "" if score is None else f"{score:.4f}"
         print(f"{name:<{width}} {status:<8} {number:>10} {cut:>7}".rstrip())
     for name in report.statuses:
@@ -677,6 +677,7 @@ def _frontier(args: argparse.Namespace, models: list[Any], bench: Any, chosen: s
 
 def _print_frontier(bench: Any, rows: list[Any]) -> None:
     from chemteb_eval import tasks
+    from chemteb_eval.results.frontier import cut_cell
 
     n = len(tasks.benchmark_tasks(bench))
     names = [shown(r.model) for r in rows]
@@ -698,11 +699,7 @@ def _print_frontier(bench: Any, rows: list[Any]) -> None:
         size = f"{r.bytes_per_vector:,}" if r.bytes_per_vector else "-"
         index = _bytes(r.index_bytes) if r.index_bytes is not None else "-"
         speed = f"{r.texts_per_second:,.0f}" if r.texts_per_second else "-"
-        cut = (
-            r.truncated
-            if isinstance(r.truncated, str)
-            else (f"{r.truncated:.0%}" if r.truncated is not None else "-")
-        )
+        cut = cut_cell(r.truncated) or "-"
         print(
             f"{mark}{name:<{width}} {mean:>7} {ci:>13} {rank:>5} {size:>9} {index:>9} "
             f"{speed:>8} {cut:>7}"

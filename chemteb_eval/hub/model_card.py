@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from chemteb_eval import __version__
 from chemteb_eval.errors import HubUnavailableError
 from chemteb_eval.results.board import DETAIL_KEYS
+from chemteb_eval.results.io import EXPERIMENTS
 from chemteb_eval.results.markup import md
 from chemteb_eval.results.model_folder import meta_name, recorded_tasks, result_paths
 from chemteb_eval.results.runs import read_runs
-from chemteb_eval.results.schema import ResultFile, check_score, match_task
+from chemteb_eval.results.schema import ResultFile, check_score, match_task, read_json_object
 from chemteb_eval.tasks import (
     BENCHMARKS,
     KINDS,
@@ -123,7 +124,12 @@ def find_task_results(
     Files of tasks whose data is not on the Hub (PipChem) or unknown to the registry are skipped
     with a line on ``log``.
     """
+    if Path(path).name == EXPERIMENTS:  # the folder of a model's variants, not the model
+        raise ValueError(
+            _VARIANT.format(folder=path, what=f"the model's variants ({EXPERIMENTS}/)")
+        )
     files = _result_files(Path(path))
+    _not_a_variant(files[0].parent)
     catalog = _recorded_catalog(files[0].parent, log)
     meta_path = files[0].parent / "model_meta.json"
     model = None
@@ -150,6 +156,29 @@ def find_task_results(
             _check_scores(path, file, task)
             found.append(TaskResult(task=task, file=file))
     return model, found
+
+
+def _not_a_variant(folder: Path) -> None:
+    """A card carries the model's own scores: never those of a variant of it (MTEB's
+    ``experiments/<name>/``: its vectors compressed, another backend or dtype), which would be
+    published under the model's name with nothing saying so."""
+    meta = folder / "model_meta.json"
+    kwargs = None
+    if meta.is_file():
+        try:
+            kwargs = read_json_object(meta).get("experiment_kwargs")
+        except (OSError, ValueError):
+            kwargs = None
+    if folder.parent.name == EXPERIMENTS or kwargs:
+        what = f"a variant of the model ({EXPERIMENTS}/{folder.name})"
+        raise ValueError(_VARIANT.format(folder=folder, what=what))
+
+
+_VARIANT = (
+    "results: {folder} holds {what}, not the model itself; a card carries the model's own "
+    "scores: pass its revision folder (the results beside experiments/), which a plain run "
+    "writes."
+)
 
 
 def _check_scores(path: Path, file: ResultFile, task: Task) -> None:

@@ -101,7 +101,10 @@ def cut_cell(share: float | str | None) -> str:
     """A truncation share as a table cell: ``12%``, ``unknown``, or empty (not measured)."""
     if isinstance(share, str):
         return share
-    return "" if share is None else f"{share:.0%}"
+    if share is None:
+        return ""
+    # a share that rounds to 0% is not none: "<1%" says some texts were cut
+    return "<1%" if 0 < share < 0.005 else f"{share:.0%}"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,9 @@ SIDES: Mapping[Role | None, str] = {None: "texts", "query": "queries", "document
 # ends in a Normalize module), and truncated ones are scaled back to unit length.
 _UNIT = 1e-3
 
+# the largest finite value of the half-precision types (float16: 65504; bfloat16 as float32's)
+_LARGEST = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38}
+
 PromptOf = Callable[[Role | None], str]
 
 
@@ -99,7 +102,17 @@ def transform(vectors: np.ndarray, variant: Compression) -> np.ndarray:
         rows = rows[~np.isnan(rows).any(axis=1)]
         norms = np.linalg.norm(rows, axis=1)
         renormalise = bool(len(norms)) and bool(np.all(np.abs(norms - 1) < _UNIT))
-    return compress(vectors, variant, renormalise=renormalise)
+    with np.errstate(over="ignore"):  # said below, in one line naming the variant
+        out = compress(vectors, variant, renormalise=renormalise)
+    if variant.precision in ("float16", "bfloat16"):
+        finite = ~np.isnan(np.asarray(vectors)).any(axis=1)
+        if np.isinf(out[finite]).any():
+            raise ValueError(
+                f"{variant.precision}: a component of the model's vectors is beyond "
+                f"{variant.precision}'s range ({_LARGEST[variant.precision]:g}); this variant "
+                "cannot store them (MTEB's CompressionWrapper would score inf)."
+            )
+    return out
 
 
 def storage(
