@@ -156,9 +156,13 @@ def add_run(sub: Subparsers) -> None:
     )
     runner.add_argument(
         "--precision",
+        "--dtype",
+        dest="precision",
         default="float32",
         choices=["float32", "float16", "bfloat16"],
-        help="float32 (default), or float16/bfloat16 on CUDA",
+        help="the dtype the model computes in: float32 (default, exact), bfloat16 on a CPU with "
+        "native bfloat16 (AVX512-BF16/AMX) or CUDA, float16 on CUDA; its vectors are cached and "
+        "ranked apart (MTEB's experiments/dtype_<dtype>/)",
     )
     runner.add_argument(
         "--backend",

@@ -78,7 +78,8 @@ def load_encoder(
             ``onnx-int8:MODEL`` for a sentence-transformers model whose transformer runs in
             ONNX Runtime (CPU). ``backends.BACKEND_TABLE`` lists them all.
         device: the torch device of local models.
-        precision: float32, or float16/bfloat16 on CUDA (sentence-transformers).
+        precision: float32; float16/bfloat16 on CUDA, bfloat16 on a CPU with native bfloat16
+            (sentence-transformers).
         api_base: the API root for ``openai:`` models.
         backend: how a plain model name runs: ``torch``, ``onnx``, ``onnx-int8`` or ``auto``
             (ONNX Runtime on a CPU float32 run, else torch). A model ONNX cannot export runs

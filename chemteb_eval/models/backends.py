@@ -342,7 +342,8 @@ def check_precision(record: ModelBackend | None, precision: str) -> None:
     if precision == "float32" or record is None or record.dtypes:
         return
     raise ValueError(
-        f"precision: {precision} is for sentence-transformers models on CUDA; a "
+        f"precision: {precision} is for sentence-transformers models (on CUDA, or bfloat16 on "
+        "a CPU with native bfloat16); a "
         f"{record.name} model computes in its own precision: drop --precision."
     )
 

@@ -55,13 +55,49 @@ def resolve(name: str) -> tuple[str, str | None]:
     return name, None
 
 
+def native_bfloat16() -> bool:
+    """Whether this CPU computes in bfloat16 natively (AVX512-BF16 or AMX: current Xeon and
+    EPYC servers), where oneDNN runs bfloat16 matrix products faster than float32's; without
+    it torch emulates them, slower than float32."""
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # a torch without oneDNN: the CPU's flags
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as handle:
+                flags = handle.read()
+        except OSError:
+            return False
+        return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def check_half_precision(precision: str, device: str) -> None:
+    """float16 and bfloat16 on CUDA; bfloat16 also on a CPU with native bfloat16. Elsewhere a
+    ``ValueError`` naming ``precision`` (torch would emulate it, slower than float32, and the
+    vectors would still differ from float32's)."""
+    if device == "cuda" or (device == "cpu" and precision == "bfloat16" and native_bfloat16()):
+        return
+    if device == "cpu" and precision == "bfloat16":
+        raise ValueError(
+            "precision: bfloat16 on a CPU needs native bfloat16 (AVX512-BF16 or AMX), which "
+            "this CPU lacks (torch would emulate it, slower than float32); use float32."
+        )
+    raise ValueError(
+        f"precision: {precision} needs a CUDA device"
+        + (" (or bfloat16 on a CPU with AVX512-BF16/AMX)" if precision == "float16" else "")
+        + f"; this run's device is {device}: use float32."
+    )
+
+
 class SentenceTransformerEncoder:
     """Any sentence-transformers model.
 
     Args:
         name: a Hub id or a local folder.
         device: ``cpu``, ``cuda``, ``cuda:1``... (default: the library's choice).
-        precision: ``float32``, or ``float16``/``bfloat16`` on CUDA.
+        precision: ``float32``; ``float16``/``bfloat16`` on CUDA; ``bfloat16`` on a CPU with
+            native bfloat16 (``check_half_precision``).
         revision: a Hub revision to pin.
     """
 
@@ -95,8 +131,7 @@ class SentenceTransformerEncoder:
         if precision in ("float16", "bfloat16"):
             import torch
 
-            if self.model.device.type != "cuda":
-                raise ValueError(f"precision: {precision} needs a CUDA device; use float32 on CPU.")
+            check_half_precision(precision, self.model.device.type)
             self.model = self.model.to(getattr(torch, precision))
         elif precision == "float32":
             # transformers 5 loads a checkpoint in the dtype it was saved in: an fp16 checkpoint

@@ -1137,7 +1137,7 @@ def run(  # noqa: PLR0915 (a stage a line: the batch_size check made 38)
         output_dir: where result folders go (MTEB layout).
         batch_size: texts per model call.
         device: the torch device for local models.
-        precision: float32, or float16/bfloat16 on CUDA.
+        precision: float32; float16/bfloat16 on CUDA; bfloat16 on a CPU with native bfloat16.
         api_base: the API root for ``openai:`` models.
         backend: how a plain model name runs (``auto``, ``torch``, ``onnx``, ``onnx-int8``;
             see ``load_encoder``); what ran is recorded in model_meta.json and runs.jsonl.
