@@ -333,13 +333,18 @@ def _print_tasks(report: Any) -> None:
 
     # skipped tasks show the score their stored file holds; failed ones said why as they failed
     width = max([44, *map(len, report.statuses)])
-    print(f"\n{'task':<{width}} {'status':<8} {'main score':>10} {'cut':>7}")
+    shares = {n: truncation_share(report.truncation.get(n)) for n in report.statuses}
+    # the column where it says something: a share measured for some task
+    measured = any(isinstance(share, tuple) for share in shares.values())
+    print(f"\n{'task':<{width}} {'status':<8} main score" + (f" {'cut':>7}" if measured else ""))
     for name, status in report.statuses.items():
         score = report.main_scores.get(name)
-        share = truncation_share(report.truncation.get(name))
-        cut = cut_cell(share[0] if isinstance(share, tuple) else share)
+        share = shares[name]
         number = "" if score is None else f"{score:.4f}"
-        print(f"{name:<{width}} {status:<8} {number:>10} {cut:>7}".rstrip())
+        cut = f" {cut_cell(share[0] if isinstance(share, tuple) else share):>7}"
+        print(f"{name:<{width}} {status:<8} {number:>10}{cut if measured else ''}".rstrip())
+    if not measured and any(share == "unknown" for share in shares.values()):
+        print("\nTexts cut at the model's max tokens: unknown (its backend cannot count tokens).")
     for name in report.statuses:
         note = truncation_note(name, report.truncation.get(name))
         if note:
@@ -801,11 +806,13 @@ def _print_ranking(
         else f"Reciprocal Rank Fusion over task types (k = {bench.aggregation.rrf_k or 10})"
     )
     mean_head = f" {'Mean':>7}" if by_mean else ""
+    # the Cut column where it says something: a share of texts cut measured for some model
+    measured = any(isinstance(share, float) for share in (cut or {}).values())
     head = (
         f"{'rank':>4} {'model':<{name_width}}{mean_head} {'RRF':>6} {'Borda':>6} "
         + " ".join(f"{label[t]:>{width[t]}}" for t in types)
-        + f" {'Cut':>7}"
-    )
+        + (f" {'Cut':>7}" if measured else "")
+    ).rstrip()
     print(
         f"{bench.name}: {len(rows)} model{'' if len(rows) == 1 else 's'}, ranked by {order}. "
         "Per type: mean main score (rank)."
@@ -826,10 +833,10 @@ def _print_ranking(
         mean = ""
         if by_mean:
             mean = f" {'-':>7}" if r.mean is None or not r.complete else f" {r.mean:>7.4f}"
-        share = cut_cell((cut or {}).get(r.model)) or "-"
+        share = f" {cut_cell((cut or {}).get(r.model)) or '-':>7}" if measured else ""
         line = (
             f"{rank:>4} {names[id(r)]:<{name_width}}{mean} {r.rrf:>6.3f} {r.borda:>6} {cells}"
-            f" {share:>7}"
+            f"{share}"
         )
         print(line.rstrip() + note)
 
