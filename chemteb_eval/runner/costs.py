@@ -34,14 +34,16 @@ _LARGEST = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38}
 PromptOf = Callable[[Role | None], str]
 
 
-def _sides(data: TaskData, prompt_of: PromptOf) -> dict[str, dict[tuple[str, str], None]]:
-    """Per split and side, the distinct (prompt, text) the task embeds."""
-    out: dict[str, dict[tuple[str, str], None]] = {}
+def _sides(
+    data: TaskData, prompt_of: PromptOf
+) -> dict[tuple[str, str], dict[tuple[str, str], None]]:
+    """Per (split, side), the distinct (prompt, text) the task embeds."""
+    out: dict[tuple[str, str], dict[tuple[str, str], None]] = {}
     for by_split in data.values():
         for split, split_data in by_split.items():
             for texts, role in split_texts(split_data).values():
                 prompt = prompt_of(role)
-                bucket = out.setdefault(f"{split}\0{SIDES[role]}", {})
+                bucket = out.setdefault((split, SIDES[role]), {})
                 bucket.update(dict.fromkeys((prompt, t) for t in texts))
     return out
 
@@ -54,8 +56,7 @@ def truncation(encoder: Encoder, data: TaskData, prompt_of: PromptOf) -> dict[st
     count = getattr(encoder, "untruncated_lengths", None)
     limit = encoder.meta.max_tokens
     out: dict[str, Any] = {}
-    for key, pairs in _sides(data, prompt_of).items():
-        split, side = key.split("\0")
+    for (split, side), pairs in _sides(data, prompt_of).items():
         if count is None:
             out.setdefault(split, {})[side] = UNKNOWN
             continue
@@ -122,7 +123,7 @@ def storage(
     documents; any other task's distinct texts) times the bytes of one."""
     dim = variant.dim or full_dim
     sides = _sides(data, prompt_of)
-    documents = {p for k, v in sides.items() if k.endswith("\0documents") for p in v}
+    documents = {p for (_, side), v in sides.items() if side == "documents" for p in v}
     vectors = documents or {p for v in sides.values() for p in v}
     one = bytes_per_vector(dim, variant.precision)
     return {
