@@ -35,6 +35,7 @@ from chemteb_eval.runner import run
 from chemteb_eval.tasks import benchmark_tasks, get_benchmark
 
 from .conftest import REPO_ROOT
+from .helpers.cache_files import to_old_layout
 from .helpers.chembench_cases import MCQ, QUESTION
 from .helpers.hashing_encoder import HashingEncoder
 
@@ -175,6 +176,7 @@ def test_item7_a_damaged_row_is_encoded_again_with_a_warning(tmp_path: Path, dam
         "not_bytes": "text",
     }[damage]
     dim = 15 if damage == "wrong_dim" else 16
+    to_old_layout(path)  # the rows of caches written before issue 39 (see test_cache_layout)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE emb SET vec = ?, dim = ? WHERE key = ?", (blob, dim, key))
     cache = EmbeddingCache(path.parent, encoder.meta.name, encoder.meta.revision, "tests")

@@ -22,6 +22,7 @@ from chemteb_eval.results.inputs import read_model_table
 from chemteb_eval.results.mteb_scores import read_mteb_csv
 from chemteb_eval.tasks.custom import TaskFileError, read_recorded_task, read_task_file
 
+from .helpers.cache_files import to_old_layout
 from .helpers.hashing_encoder import HashingEncoder
 from .test_custom_tasks import _load, write_retrieval
 
@@ -220,6 +221,7 @@ def test_cache_hits_never_negative_when_embed_encodes_what_prefetch_never_counte
     first.close()
     cache.close()
     # one stored row damaged: prefetch counts it a hit, embed() encodes it again
+    to_old_layout(cache.path)  # an old cache's row (the array files' damage: test_cache_layout)
     with sqlite3.connect(cache.path) as db:
         db.execute("UPDATE emb SET vec = ? WHERE key = ?", (b"bad", text_key("", texts[0])))
     cache = _cache(tmp_path, encoder)

@@ -162,8 +162,8 @@ def test_a_read_only_cache_reads_the_rows_its_write_ahead_log_holds(
     # a killed writer: the committed rows still in the -wal file, never checkpointed
     copy = tmp_path / "copy"
     copy.mkdir()
-    for suffix in ("", "-wal", "-shm"):
-        shutil.copy(f"{cache.path}{suffix}", copy / f"{cache.path.name}{suffix}")
+    for file in EmbeddingCache.files(cache.path):  # the index, its log, the vectors
+        shutil.copy(file, copy / file.name)
     cache.close()
 
     def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:

@@ -18,6 +18,7 @@ from chemteb_eval.runner import run
 from chemteb_eval.tasks import Task, benchmark_tasks
 
 from .conftest import REPO_ROOT
+from .helpers.cache_files import committed
 from .helpers.hashing_encoder import HashingEncoder
 
 # Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
@@ -123,7 +124,7 @@ def test_killed_run_resumes_from_the_cache_with_identical_scores(
 
             db = dbs[0]
             try:
-                n = sqlite3.connect(db).execute("SELECT COUNT(*) FROM emb").fetchone()[0]
+                n = committed(db)
             except sqlite3.OperationalError:
                 n = 0
             if n >= 200:
@@ -134,7 +135,7 @@ def test_killed_run_resumes_from_the_cache_with_identical_scores(
     assert db is not None
     import sqlite3
 
-    kept = sqlite3.connect(db).execute("SELECT COUNT(*) FROM emb").fetchone()[0]
+    kept = committed(db)
     assert kept >= 200
     resumed = run(
         HashingEncoder(),

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import REPO_ROOT
+from .helpers.cache_files import stored_vectors
 
 # Seconds each (dataset builds, subprocesses, models): out of `scripts/check -m "not slow"`.
 pytestmark = pytest.mark.slow
@@ -35,7 +35,7 @@ _SCRIPT = textwrap.dedent("""
 
 def _vectors(cache: Path) -> dict[str, bytes]:
     (db,) = cache.glob("*.sqlite")
-    return dict(sqlite3.connect(db).execute("SELECT key, vec FROM emb"))
+    return stored_vectors(db)
 
 
 def _launch(tmp: Path, name: str, nproc: int, env: dict[str, str]) -> dict:

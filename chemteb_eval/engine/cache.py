@@ -1,8 +1,12 @@
-"""A persistent embedding cache: one SQLite file per model, keyed by prompt and text.
+"""A persistent embedding cache: one SQLite index per model, keyed by prompt and text, and its
+vectors in one array file per dimension beside it.
 
-SQLite commits are atomic and its write-ahead log lets several processes read and write one
-file: a run killed mid-encoding keeps every committed batch, and two runs sharing a cache leave
-it consistent (a key written twice holds the same vector; the first write wins).
+A block of vectors is written to the array file first, then one SQLite row names its keys and
+rows and commits them: SQLite commits are atomic and its write-ahead log lets several processes
+read and write one index, and its write lock hands out the array's rows, so a run killed
+mid-encoding keeps every committed block (bytes written but never committed are never read), and
+two runs sharing a cache leave it consistent (a key written twice holds the same vector; the first
+write wins). Caches written before (vectors as SQLite rows, table ``emb``) are still read.
 
 A model without a pinned revision (a local folder, or a Hub id loaded at whatever ``main`` was)
 is keyed on what was loaded: a fingerprint of its files, or the commit its Hub cache holds, so
@@ -16,6 +20,7 @@ vectors is read as it is.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -32,6 +37,8 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.fingerprint import model_fingerprint
 
+from ._vectors import KeyIndex, VectorFile, digests, sound_rows
+
 __all__ = ["EmbeddingCache", "model_fingerprint", "text_key"]
 
 
@@ -42,16 +49,28 @@ def text_key(prompt: str, text: str) -> str:
 
 # The cache's tables and their columns, in order: a file with another layout (another tool's
 # SQLite file, an older or hand-edited cache) is refused at open, not a traceback at first use.
-_LAYOUT = {"emb": ("key", "dim", "vec"), "meta": ("k", "v"), "cost": ("key", "seconds")}
+_LAYOUT = {
+    "emb": ("key", "dim", "vec"),
+    "meta": ("k", "v"),
+    "cost": ("key", "seconds"),
+    "blocks": ("id", "dim", "start", "count", "replace", "digests", "seconds", "keys"),
+}
+# The most rows a block may claim and the widest vector: a hand-edited index must not make a
+# read allocate terabytes or a write seek past any disk.
+_MAX_ROW, _MAX_DIM = 1 << 40, 1 << 16
 
 
 class _LayoutError(Exception):
     pass
 
 
-def _check_layout(db: sqlite3.Connection, tables: Sequence[str] = tuple(_LAYOUT)) -> None:
-    for table in tables:
+def _check_layout(
+    db: sqlite3.Connection, tables: Sequence[str] = tuple(_LAYOUT), optional: Sequence[str] = ()
+) -> None:
+    for table in (*tables, *optional):
         columns = tuple(r[1] for r in db.execute(f"PRAGMA table_info({table})").fetchall())
+        if not columns and table in optional:
+            continue
         if columns != _LAYOUT[table]:
             raise _LayoutError(
                 f"its table {table} has columns {list(columns)}, not {list(_LAYOUT[table])}"
@@ -106,6 +125,12 @@ class EmbeddingCache:
             fingerprint = model_fingerprint(source)
         self.path, ident = self.path_for(root, model, revision, source, fingerprint, variant)
         self.read_only = False
+        self._files: dict[int, VectorFile] = {}
+        self._index = KeyIndex()
+        self._own: dict[
+            int, tuple[int, int, int, bool, NDArray[np.uint8], NDArray[np.float64]]
+        ] = {}
+        self._has_blocks = True
         # one statement at a time on the connection: the engine's writer thread commits while
         # the main thread may read or close (SQLite's connection is not to be shared unlocked)
         self._lock = threading.RLock()
@@ -144,6 +169,14 @@ class EmbeddingCache:
         safe = "".join(c if c.isalnum() or c in "-." else "_" for c in model)[-60:]
         return Path(root) / f"{safe}-{digest}.sqlite", ident
 
+    @staticmethod
+    def files(path: Path) -> list[Path]:
+        """Every file of the cache whose index is ``path`` (the index, SQLite's write-ahead log
+        and its shared memory, one array file per dimension): what moving a cache moves."""
+        found = [Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")]
+        found = [f for f in found if f.exists()]
+        return found + sorted(path.parent.glob(f"{path.stem}.*d.f32"))
+
     def _open_writable_when_free(self, ident: str, wait: float = 60.0) -> sqlite3.Connection:
         """``_open_writable``, waiting while another process holds the file: two runs starting
         on one new cache race to set WAL mode and create the tables, and SQLite answers the
@@ -179,6 +212,14 @@ class EmbeddingCache:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS cost (key TEXT PRIMARY KEY, seconds REAL) WITHOUT ROWID"
             )
+            # One row a committed block: its rows in the array file of its dimension (from
+            # `start`, `count` of them), its keys' 32-byte digests and costs as blobs, and the
+            # keys themselves (JSON). Blobs last: a scan of the numbers never reads them.
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS blocks (id INTEGER PRIMARY KEY, dim INTEGER, "
+                "start INTEGER, count INTEGER, replace INTEGER, digests BLOB, seconds BLOB, "
+                "keys TEXT)"
+            )
             _check_layout(db)
             db.execute("INSERT OR IGNORE INTO meta VALUES ('model', ?)", (ident,))
         except BaseException:
@@ -200,7 +241,7 @@ class EmbeddingCache:
                 db = sqlite3.connect(
                     f"{base}?{mode}", uri=True, isolation_level=None, check_same_thread=False
                 )
-                _check_layout(db, tables=("emb",))
+                _check_layout(db, tables=("emb",), optional=("blocks",))
                 break
             except (sqlite3.DatabaseError, _LayoutError) as exc:
                 if db is not None:
@@ -209,6 +250,7 @@ class EmbeddingCache:
                     raise _damaged(self.path, exc) from None
         assert db is not None
         self.read_only = True
+        self._has_blocks = bool(db.execute("PRAGMA table_info(blocks)").fetchall())
         warnings.warn(
             f"embedding cache {self.path} is read-only: its vectors are used, new ones are "
             "kept for this run only.",
@@ -230,17 +272,119 @@ class EmbeddingCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            for file in self._files.values():
+                file.close()
+            self._files.clear()
+
+    # -- the index ---------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        """Bring the in-memory index up to every committed block: this run's own (kept since
+        their put, never read back) and other processes' (read from the index file)."""
+        if not self._has_blocks:
+            return
+        heads = self._query(
+            "SELECT id, dim, start, count, replace FROM blocks WHERE id > ? ORDER BY id",
+            (self._index.last_block,),
+        )
+        blocks, damaged = [], 0
+        for block_id, dim, start, count, replace in heads:
+            assert isinstance(block_id, int)
+            own = self._own.pop(block_id, None)
+            if own is not None:
+                blocks.append((block_id, *own))
+                continue
+            block = self._read_block(block_id, dim, start, count, replace)
+            if block is None:
+                damaged += 1
+            else:
+                blocks.append(block)
+        self._own.clear()
+        self._index.add(blocks)
+        if heads:
+            self._index.last_block = max(self._index.last_block, int(heads[-1][0]))  # type: ignore[call-overload]
+        if damaged:
+            warnings.warn(
+                f"embedding cache {self.path}: {damaged} stored block(s) were damaged; their "
+                "vectors are encoded again.",
+                stacklevel=3,
+            )
+
+    def _read_block(
+        self, block_id: int, dim: object, start: object, count: object, replace: object
+    ) -> tuple[int, int, int, int, bool, NDArray[np.uint8], NDArray[np.float64]] | None:
+        """One other process's block, or None where its row is not a sound block."""
+        if not (
+            isinstance(dim, int)
+            and isinstance(start, int)
+            and isinstance(count, int)
+            and 0 < dim <= _MAX_DIM
+            and 0 <= start
+            and 0 <= count
+            and start + count <= _MAX_ROW
+        ):
+            return None
+        (row,) = self._query("SELECT digests, seconds FROM blocks WHERE id = ?", (block_id,))
+        keys, seconds = row
+        if not isinstance(keys, bytes) or len(keys) != 32 * count:
+            return None
+        if isinstance(seconds, bytes) and len(seconds) == 8 * count:
+            costs = np.frombuffer(seconds, dtype="<f8").astype(np.float64)
+        else:
+            costs = np.full(count, np.nan)
+        found = np.frombuffer(keys, dtype=np.uint8).reshape(count, 32)
+        return block_id, dim, start, count, bool(replace), found, costs
+
+    def _file(self, dim: int) -> VectorFile | None:
+        """The array file of ``dim``-wide vectors (None: a read-only cache without one)."""
+        file = self._files.get(dim)
+        if file is None:
+            path = self.path.with_suffix(f".{dim}d.f32")
+            try:
+                file = VectorFile(path, dim, writable=not self.read_only)
+            except FileNotFoundError:
+                return None
+            except ValueError as exc:
+                raise _damaged(path, exc) from None
+            except OSError as exc:
+                if self.read_only or not path.is_file():
+                    raise ChemtebError(
+                        f"embedding cache {path} cannot be opened ({exc.strerror or exc}); run "
+                        "with --no-cache, or set CHEMTEB_CACHE to a folder you can write to."
+                    ) from None
+                self.read_only = True  # the array file itself is read-only: read it as it is
+                return self._file(dim)
+            self._files[dim] = file
+        return file
+
+    def _legacy(self) -> bool:
+        """Whether the file holds vectors in the layout caches had before (table ``emb``)."""
+        return bool(self._query("SELECT EXISTS (SELECT 1 FROM emb)")[0][0])
+
+    def _where(self, keys: Sequence[str]) -> NDArray[np.int64]:
+        """Each key's position in the index (-1: not there)."""
+        self._refresh()
+        if not len(self._index):
+            return np.full(len(keys), -1, dtype=np.int64)
+        return self._index.find(digests(keys)[0])
 
     def missing(self, keys: Sequence[str]) -> list[str]:
         """The keys not in the cache, in the given order."""
+        with self._lock:
+            where = self._where(keys)
+        absent = [keys[i] for i in np.flatnonzero(where < 0).tolist()]
+        if not absent or not self._legacy():
+            return absent
         have: set[object] = set()
-        for start in range(0, len(keys), 900):  # SQLite's bound-parameter limit
-            chunk = keys[start : start + 900]
+        for start in range(0, len(absent), 900):  # SQLite's bound-parameter limit
+            chunk = absent[start : start + 900]
             marks = ",".join("?" * len(chunk))
             have.update(
                 r[0] for r in self._query(f"SELECT key FROM emb WHERE key IN ({marks})", chunk)
             )
-        return [k for k in keys if k not in have]
+        return [k for k in absent if k not in have]
+
+    # -- writing -------------------------------------------------------------------------------
 
     def put(
         self,
@@ -250,11 +394,11 @@ class EmbeddingCache:
         seconds: Sequence[float] | None = None,
         replace: bool = False,
     ) -> bool:
-        """Store a batch in one transaction (all of it or none of it survives a kill).
+        """Store a batch as one block (all of it or none of it survives a kill).
 
-        ``seconds``: what encoding each vector cost. ``replace``: overwrite rows already there
-        (a damaged row's new vector); by default the first write wins. Returns False (nothing
-        stored) when the cache is read-only.
+        ``seconds``: what encoding each vector cost. ``replace``: these vectors win over rows
+        already there (a damaged row's new vector); by default the first write wins. Returns
+        False (nothing stored) when the cache is read-only.
         """
         if self.read_only:
             return False
@@ -263,50 +407,46 @@ class EmbeddingCache:
             raise ValueError(f"put: vectors of shape {matrix.shape}; one row a key (2-D).")
         if len(matrix) != len(keys):
             raise ValueError(f"put: {len(keys)} keys for {len(matrix)} vectors.")
-        dim = int(matrix.shape[1]) if matrix.ndim == 2 else 0
-        raw, width = matrix.tobytes(), 4 * dim  # one copy, sliced per row (not a call per row)
-        # in key order: the unique index takes its entries in sequence, not at random
-        order = sorted(range(len(keys)), key=keys.__getitem__)
-        rows = [(keys[i], dim, raw[i * width : (i + 1) * width]) for i in order]
-        verb = "REPLACE" if replace else "IGNORE"
+        if seconds is not None and len(seconds) != len(keys):
+            raise ValueError(f"put: {len(keys)} keys for {len(seconds)} costs.")
+        if not len(keys):
+            return True
+        dim = int(matrix.shape[1])
+        if not 0 < dim <= _MAX_DIM:
+            raise ValueError(f"put: vectors of {dim} dimensions; 1 to {_MAX_DIM} are stored.")
+        found, odd = digests(keys)
+        costs = np.full(len(keys), np.nan) if seconds is None else np.asarray(seconds, "<f8")
         with self._lock:
-            return self._put_rows(rows, keys, order, seconds, verb)
+            return self._put_block(odd, matrix, found, costs.astype("<f8"), replace)
 
-    def _put_rows(
+    def _put_block(
         self,
-        rows: list[tuple[str, int, bytes]],
-        keys: Sequence[str],
-        order: list[int],
-        seconds: Sequence[float] | None,
-        verb: str,
+        odd: dict[int, str],
+        matrix: NDArray[np.float32],
+        found: NDArray[np.uint8],
+        costs: NDArray[np.float64],
+        replace: bool,
     ) -> bool:
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany(f"INSERT OR {verb} INTO emb VALUES (?, ?, ?)", rows)
-                if seconds is not None:
-                    if len(seconds) != len(keys):
-                        raise ValueError(f"put: {len(keys)} keys for {len(seconds)} costs.")
-                    self._db.executemany(
-                        f"INSERT OR {verb} INTO cost VALUES (?, ?)",
-                        [(keys[i], float(seconds[i])) for i in order],
-                    )
-                self._db.execute("COMMIT")
-            except BaseException:
-                # SQLite undoes a transaction itself on some errors (a full disk): a second
-                # ROLLBACK would fail and hide the first error
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+            file = self._file(int(matrix.shape[1]))
+            if file is None or self.read_only:
+                return False
+            block_id, start = self._commit(file, odd, matrix, found, costs, replace)
+        except OSError as exc:  # the array file (SQLite's own errors are not OSError)
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise self._full(exc) from None
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                self.read_only = True  # keep going in memory
+                return False
+            raise ChemtebError(
+                f"embedding cache {self.path}: its vectors cannot be written ({exc}); "
+                "run with --no-cache, or set CHEMTEB_CACHE to another folder."
+            ) from None
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc):
                 raise
             if "full" in str(exc):
-                raise ChemtebError(
-                    f"embedding cache {self.path}: the disk is full ({exc}); what was committed "
-                    "is kept: free some space, or set CHEMTEB_CACHE to a folder on another disk, "
-                    "or run with --no-cache."
-                ) from None
+                raise self._full(exc) from None
             if "readonly" not in str(exc) and "read-only" not in str(exc):
                 raise _damaged(self.path, exc) from None
             self.read_only = True  # e.g. the file itself is read-only: keep going in memory
@@ -315,7 +455,101 @@ class EmbeddingCache:
             raise ChemtebError(f"embedding cache {self.path} is closed ({exc}).") from None
         except sqlite3.DatabaseError as exc:
             raise _damaged(self.path, exc) from None
+        self._own[block_id] = (file.dim, start, len(matrix), replace, found, costs)
         return True
+
+    def _commit(
+        self,
+        file: VectorFile,
+        odd: dict[int, str],
+        matrix: NDArray[np.float32],
+        found: NDArray[np.uint8],
+        costs: NDArray[np.float64],
+        replace: bool,
+    ) -> tuple[int, int]:
+        """Write the vectors, then commit the block that names them: (its id, its first row)."""
+        start = -1
+        self._db.execute("BEGIN IMMEDIATE")  # the write lock: the rows handed out are ours
+        try:
+            (end,) = self._db.execute(
+                "SELECT COALESCE(MAX(start + count), 0) FROM blocks WHERE dim = ? "
+                "AND start >= 0 AND count >= 0 AND start + count <= ?",
+                (file.dim, _MAX_ROW),
+            ).fetchone()
+            # after every committed row and after any bytes a killed writer left
+            start = max(int(end), file.rows())
+            file.write(matrix, start)  # in the page cache before the index names it
+            # the keys the digests do not spell (none of the engine's): JSON {position: key}
+            blobs = (found.tobytes(), costs.tobytes(), json.dumps(odd) if odd else None)
+            cursor = self._db.execute(
+                "INSERT INTO blocks VALUES (NULL, ?, ?, ?, ?, ?, ?, ?)",
+                (file.dim, start, len(matrix), int(replace), *blobs),
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            # SQLite undoes a transaction itself on some errors (a full disk): a second
+            # ROLLBACK would fail and hide the first error
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if start >= 0:
+                file.truncate(start)
+            raise
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid, start
+
+    def _full(self, exc: BaseException) -> ChemtebError:
+        return ChemtebError(
+            f"embedding cache {self.path}: the disk is full ({exc}); what was committed "
+            "is kept: free some space, or set CHEMTEB_CACHE to a folder on another disk, "
+            "or run with --no-cache."
+        )
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _fetch(
+        self, unique: list[str], dim: int | None
+    ) -> tuple[list[tuple[NDArray[np.int64], NDArray[np.float32]]], int]:
+        """The sound stored vectors of the keys ``unique`` (a key may repeat): groups of
+        (positions in ``unique``, their vectors), one group per width and one per row of the
+        layout before, and how many rows were damaged."""
+        groups: list[tuple[NDArray[np.int64], NDArray[np.float32]]] = []
+        damaged = 0
+        with self._lock:
+            where = self._where(unique)
+            present = np.flatnonzero(where >= 0)
+            widths = self._index.dim[where[present]]
+            for width in np.unique(widths):
+                at = present[widths == width]
+                file = self._file(int(width)) if dim in (None, width) else None
+                if file is None:  # another width than the model's, or its file is gone
+                    damaged += len(at)
+                    continue
+                matrix = file.read(self._index.row[where[at]])
+                ok = sound_rows(matrix, self.nan_rows)
+                damaged += len(at) - int(ok.sum())
+                groups.append((at, matrix) if ok.all() else (at[ok], matrix[ok]))
+        absent = np.flatnonzero(where < 0)
+        if len(absent) and self._legacy():
+            old: dict[str, NDArray[np.float32]] = {}
+            rest = list(dict.fromkeys(unique[i] for i in absent))
+            for start in range(0, len(rest), 900):
+                chunk = rest[start : start + 900]
+                marks = ",".join("?" * len(chunk))
+                rows = self._query(f"SELECT key, dim, vec FROM emb WHERE key IN ({marks})", chunk)
+                damaged += self._decode(rows, dim, old)
+            for i in absent:
+                if unique[i] in old:
+                    vector = old[unique[i]]
+                    groups.append((np.array([i]), vector[None, :]))
+        return groups, damaged
+
+    def _warn_damaged(self, damaged: int) -> None:
+        if damaged:
+            warnings.warn(
+                f"embedding cache {self.path}: {damaged} stored vector(s) were damaged (wrong "
+                "length, inf, NaN or all zeros); they are encoded again.",
+                stacklevel=3,
+            )
 
     def lookup(self, keys: Sequence[str], dim: int | None = None) -> dict[str, NDArray[np.float32]]:
         """The stored vectors of those ``keys`` that are present and sound.
@@ -324,21 +558,14 @@ class EmbeddingCache:
         one) or that holds NaN/inf is damaged: it is left out (so the caller encodes it again),
         with a warning naming how many.
         """
-        found: dict[str, NDArray[np.float32]] = {}
-        damaged = 0
         unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 900):
-            chunk = unique[start : start + 900]
-            marks = ",".join("?" * len(chunk))
-            rows = self._query(f"SELECT key, dim, vec FROM emb WHERE key IN ({marks})", chunk)
-            damaged += self._decode(rows, dim, found)
-        if damaged:
-            warnings.warn(
-                f"embedding cache {self.path}: {damaged} stored vector(s) were damaged (wrong "
-                "length, inf, NaN or all zeros); they are encoded again.",
-                stacklevel=2,
-            )
-        return found
+        groups, damaged = self._fetch(unique, dim)
+        self._warn_damaged(damaged)
+        rows: list[NDArray[np.float32] | None] = [None] * len(unique)
+        for at, matrix in groups:
+            for i, row in zip(at.tolist(), matrix, strict=True):
+                rows[i] = row
+        return {k: row for k, row in zip(unique, rows, strict=True) if row is not None}
 
     def _decode(
         self,
@@ -346,8 +573,8 @@ class EmbeddingCache:
         dim: int | None,
         found: dict[str, NDArray[np.float32]],
     ) -> int:
-        """Rows into ``found``, sound ones only, checked a whole matrix at a time (one NumPy
-        call per check for all rows of one width, not four per row); the count of damaged."""
+        """Rows of the layout before (table ``emb``) into ``found``, sound ones only, checked a
+        whole matrix at a time; the count of damaged."""
         by_dim: dict[int, list[tuple[str, bytes]]] = {}
         damaged = 0
         for key, row_dim, blob in rows:
@@ -365,50 +592,84 @@ class EmbeddingCache:
         for width, group in by_dim.items():
             matrix = np.frombuffer(b"".join(b for _, b in group), dtype=np.float32)
             matrix = matrix.reshape(len(group), width)
-            nan = np.isnan(matrix)
-            # A row all NaN is a word-vector model's "no vector" (out of vocabulary), kept as
-            # is for such a model only; an all-zero row is no embedding (scoring refuses it,
-            # blaming the encoder).
-            stray = nan.any(axis=1) & ~(nan.all(axis=1) & self.nan_rows)
-            zero = ~(matrix != 0).any(axis=1)
-            bad = np.isinf(matrix).any(axis=1) | stray | zero
-            damaged += int(bad.sum())
-            for (key, _), row, is_bad in zip(group, matrix, bad, strict=True):
-                if not is_bad:
+            ok = sound_rows(matrix, self.nan_rows)
+            damaged += len(group) - int(ok.sum())
+            for (key, _), row, good in zip(group, matrix, ok, strict=True):
+                if good:
                     found[key] = row
         return damaged
 
     def costs(self, keys: Sequence[str]) -> dict[str, float]:
         """The recorded encoding seconds of those ``keys`` that have one (rows written before
         costs were recorded, or by a read-only cache's owner without them, have none)."""
-        found: dict[str, float] = {}
         unique = list(dict.fromkeys(keys))
+        with self._lock:
+            where = self._where(unique)
+            seconds = np.where(where >= 0, self._index.seconds[np.maximum(where, 0)], np.nan)
+        # a plausible cost only: 1e308 s would make evaluation_time inf
+        fine = (seconds >= 0) & (seconds < MAX_SECONDS_PER_TEXT)
+        found = {unique[i]: float(seconds[i]) for i in np.flatnonzero(fine)}
+        rest = [unique[i] for i in np.flatnonzero(where < 0)]
+        if not rest or not self._legacy():
+            return found
         try:
-            for start in range(0, len(unique), 900):
-                chunk = unique[start : start + 900]
+            for start in range(0, len(rest), 900):
+                chunk = rest[start : start + 900]
                 marks = ",".join("?" * len(chunk))
-                for key, seconds in self._query(
+                for key, cost in self._query(
                     f"SELECT key, seconds FROM cost WHERE key IN ({marks})", chunk
                 ):
-                    # a plausible cost only: 1e308 s would make evaluation_time inf
-                    if isinstance(seconds, float) and 0 <= seconds < MAX_SECONDS_PER_TEXT:
-                        found[str(key)] = seconds
+                    if isinstance(cost, float) and 0 <= cost < MAX_SECONDS_PER_TEXT:
+                        found[str(key)] = cost
         except ChemtebError:
             return found  # a read-only cache from before costs were recorded: no cost table
         return found
 
     def get(self, keys: Sequence[str]) -> NDArray[np.float32]:
         """The vectors of ``keys``, in order; every key must be present and sound."""
-        found = self.lookup(keys)
-        absent = [k for k in dict.fromkeys(keys) if k not in found]
-        if absent:
+        if not keys:
+            return np.zeros((0, 0), np.float32)
+        # a key asked twice is found twice (its row read twice), not deduplicated by string:
+        # hashing 200k strings cost 48 ms, a sixth of the whole read
+        groups, damaged = self._fetch(list(keys), None)
+        self._warn_damaged(damaged)
+        if sum(len(at) for at, _ in groups) < len(keys):
+            have = {int(i) for at, _ in groups for i in at}
+            absent = {k for i, k in enumerate(keys) if i not in have}
             raise KeyError(f"{len(absent)} embedding(s) are not in the cache {self.path}")
-        return np.stack([found[k] for k in keys]) if keys else np.zeros((0, 0), np.float32)
+        if len({matrix.shape[1] for _, matrix in groups}) > 1:
+            raise ValueError(f"get: the vectors of these keys differ in width ({self.path}).")
+        if len(groups) == 1 and np.array_equal(groups[0][0], np.arange(len(keys))):
+            return groups[0][1]  # every key from one read, in order: no copy
+        out = np.empty((len(keys), groups[0][1].shape[1]), dtype=np.float32)
+        for at, matrix in groups:
+            out[at] = matrix
+        return out
 
     def __len__(self) -> int:
-        count = self._query("SELECT COUNT(*) FROM emb")[0][0]
-        assert isinstance(count, int)
+        with self._lock:
+            self._refresh()
+            count = len(self._index)
+            if self._legacy():  # rows of the layout before that no block holds again
+                old = [str(r[0]) for r in self._query("SELECT key FROM emb")]
+                count += int((self._where(old) < 0).sum())
         return count
 
     def keys(self) -> Iterable[str]:
-        return (str(r[0]) for r in self._query("SELECT key FROM emb"))
+        """Every stored key, once each."""
+        seen: dict[str, None] = {}
+        if self._has_blocks:
+            for found, odd in self._query("SELECT digests, keys FROM blocks ORDER BY id"):
+                if not isinstance(found, bytes) or len(found) % 32:
+                    continue
+                listed = [found[i : i + 32].hex() for i in range(0, len(found), 32)]
+                try:
+                    named = json.loads(odd) if isinstance(odd, str) else {}
+                    for at, key in named.items() if isinstance(named, dict) else ():
+                        if isinstance(key, str) and 0 <= int(at) < len(listed):
+                            listed[int(at)] = key
+                except ValueError:
+                    pass
+                seen.update((k, None) for k in listed)
+        seen.update((str(r[0]), None) for r in self._query("SELECT key FROM emb"))
+        return iter(seen)

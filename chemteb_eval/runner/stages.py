@@ -963,9 +963,8 @@ def api_identity(encoder: Encoder, cache: Path | None, log: Log) -> str | None:
         old, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, None, variant)
         new, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)
         if old.is_file() and not new.exists():
-            for suffix in ("", "-wal", "-shm"):
-                if Path(f"{old}{suffix}").exists():
-                    os.replace(f"{old}{suffix}", f"{new}{suffix}")
+            for file in EmbeddingCache.files(old):  # the index, its log, its vector files
+                os.replace(file, new.parent / f"{new.stem}{file.name[len(old.stem) :]}")
     return label
 
 
