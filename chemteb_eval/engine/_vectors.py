@@ -126,7 +126,14 @@ class VectorFile:
             pass
 
     def read(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
-        """The vectors at ``rows`` (any order, repeats allowed), one pread per dense run."""
+        """The vectors at ``rows`` (any order, repeats allowed), one pread per dense run; a
+        row the file does not hold whole (its tail lost) reads as zeros."""
+        out = self._read(rows)
+        whole = (os.fstat(self.fd).st_size - HEADER) // self.width
+        out[rows >= whole] = 0
+        return out
+
+    def _read(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
         out = np.empty((len(rows), self.dim), dtype=np.float32)
         if not len(rows):
             return out
@@ -194,8 +201,10 @@ class KeyIndex:
         parts = [self._digests, *(b[5] for b in blocks)]
         new_dim = [np.full(b[3], b[1], dtype=np.int64) for b in blocks]
         new_row = [np.arange(b[2], b[2] + b[3], dtype=np.int64) for b in blocks]
-        # a replacing write ranks by minus its id (the latest first), any other by its id
-        new_rank = [np.full(b[3], -b[0] if b[4] else b[0], dtype=np.int64) for b in blocks]
+        # The lowest rank wins: a write that does not replace ranks by (id, position), the
+        # earliest first; a replacing one below them all by minus that, the latest first (a key
+        # twice in one block: its first row, or replacing, its last, as SQLite had it).
+        new_rank = [_rank(b[0], b[3], b[4]) for b in blocks]
         every = np.concatenate(parts)
         rank = np.concatenate([self._rank, *new_rank])
         dim = np.concatenate([self.dim, *new_dim])
@@ -245,6 +254,11 @@ class KeyIndex:
                     break
                 j += 1
         return where
+
+
+def _rank(block_id: int, count: int, replace: bool) -> NDArray[np.int64]:
+    rank = np.arange(count, dtype=np.int64) + (block_id << 32)
+    return -rank if replace else rank
 
 
 def _head(found: NDArray[np.uint8]) -> NDArray[np.uint64]:

@@ -605,7 +605,8 @@ class EmbeddingCache:
         unique = list(dict.fromkeys(keys))
         with self._lock:
             where = self._where(unique)
-            seconds = np.where(where >= 0, self._index.seconds[np.maximum(where, 0)], np.nan)
+            seconds = np.full(len(unique), np.nan)
+            seconds[where >= 0] = self._index.seconds[where[where >= 0]]
         # a plausible cost only: 1e308 s would make evaluation_time inf
         fine = (seconds >= 0) & (seconds < MAX_SECONDS_PER_TEXT)
         found = {unique[i]: float(seconds[i]) for i in np.flatnonzero(fine)}

@@ -1,0 +1,456 @@
+"""The embedding cache's layout of issue 39 (vectors in one array file per dimension, a block's
+keys in one SQLite row): what it stores reads back bit for bit, through the cache and through an
+independent reader (``helpers/cache_files.py``), and every guarantee the row layout gave holds:
+a kill loses at most the block in flight, two processes share one cache, read-only caches are
+read, a full disk is said, damaged rows are encoded again, old caches are still read."""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine, text_key
+from chemteb_eval.engine._vectors import KeyIndex, digests, sound_rows
+from chemteb_eval.errors import ChemtebError
+
+from .conftest import REPO_ROOT
+from .helpers.cache_files import committed, stored_vectors, to_old_layout
+from .helpers.hashing_encoder import HashingEncoder
+
+
+def _cache(root: Path, **kwargs: Any) -> EmbeddingCache:
+    return EmbeddingCache(root, "org/model", "a" * 40, "org/model", **kwargs)
+
+
+def _keys(n: int, salt: str = "") -> list[str]:
+    return [text_key("", f"{salt}text {i}") for i in range(n)]
+
+
+def _vectors(n: int, dim: int = 8, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+
+
+def test_puts_read_back_bit_for_bit_through_the_cache_and_an_independent_reader(
+    tmp_path: Path,
+) -> None:
+    cache = _cache(tmp_path)
+    keys, vectors = _keys(300), _vectors(300)
+    for start in range(0, 300, 64):
+        chunk = keys[start : start + 64]
+        assert cache.put(chunk, vectors[start : start + 64], seconds=[0.5] * len(chunk))
+    assert np.array_equal(cache.get(keys), vectors)
+    assert np.array_equal(cache.get(keys[::-1]), vectors[::-1])  # any order
+    assert np.array_equal(cache.get([keys[5], keys[5], keys[2]]), vectors[[5, 5, 2]])
+    assert cache.missing([keys[0], "absent", keys[1]]) == ["absent"]
+    assert cache.costs([keys[0], "absent"]) == {keys[0]: 0.5}
+    assert len(cache) == 300 and list(cache.keys()) == keys
+    cache.close()
+    # a new process's view: the index is read from the file
+    again = _cache(tmp_path)
+    assert np.array_equal(again.get(keys), vectors) and len(again) == 300
+    assert {k: v for k, v in stored_vectors(again.path).items()} == {
+        k: v.tobytes() for k, v in zip(keys, vectors, strict=True)
+    }
+    again.close()
+    files = [f.name.removeprefix(again.path.stem) for f in EmbeddingCache.files(again.path)]
+    assert files[0] == ".sqlite" and files[-1] == ".8d.f32"
+    assert (tmp_path / f"{again.path.stem}.8d.f32").stat().st_size == 64 + 300 * 8 * 4
+
+
+def test_keys_that_are_not_text_keys_and_vectors_of_two_widths(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    odd = ["k0", "K" * 64, "é\x00", "A" * 64, "a" * 64]  # uppercase hex is another key
+    cache.put(odd, _vectors(5, 4))
+    cache.put(["wide"], _vectors(1, 6, seed=1))
+    assert list(cache.keys()) == [*odd, "wide"]
+    assert set(cache.lookup([*odd, "wide"])) == {*odd, "wide"}
+    with pytest.warns(UserWarning, match="1 stored vector"):  # the other width: damaged
+        assert cache.lookup(["wide", "k0"], dim=4).keys() == {"k0"}
+    with pytest.raises(ValueError, match="differ in width"):
+        cache.get(["wide", "k0"])
+    with pytest.raises(KeyError, match="1 embedding"):
+        cache.get(["k0", "nope", "nope"])
+    cache.close()
+    assert stored_vectors(cache.path)["é\x00"] == _vectors(5, 4)[2].tobytes()
+
+
+def test_the_first_write_wins_and_a_replacing_write_wins_over_it(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    first, second, third = _vectors(3, seed=1), _vectors(3, seed=2), _vectors(3, seed=3)
+    keys = _keys(3)
+    cache.put(keys, first)
+    cache.put(keys[:2], second[:2])  # another run encoded them too: the first stays
+    assert np.array_equal(cache.get(keys), first)
+    cache.put(keys[1:2], second[1:2], replace=True)  # a damaged row's new vector
+    cache.put(keys[1:2], third[1:2])  # written after, not replacing: loses
+    want = np.stack([first[0], second[1], first[2]])
+    assert np.array_equal(cache.get(keys), want)
+    cache.close()
+    again = _cache(tmp_path)
+    assert np.array_equal(again.get(keys), want) and len(again) == 3
+    again.close()
+    assert stored_vectors(again.path)[keys[1]] == second[1].tobytes()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    writes=st.lists(
+        st.tuples(st.lists(st.integers(0, 30), min_size=1, max_size=12), st.booleans()),
+        min_size=1,
+        max_size=8,
+    ),
+    reopen=st.booleans(),
+)
+def test_any_sequence_of_writes_reads_as_first_or_replacing_write_wins(
+    tmp_path_factory: pytest.TempPathFactory, writes: list[tuple[list[int], bool]], reopen: bool
+) -> None:
+    root = tmp_path_factory.mktemp("prop")
+    cache = _cache(root)
+    names = _keys(31)
+    model: dict[str, bytes] = {}
+    for n, (picked, replace) in enumerate(writes):
+        keys = [names[i] for i in picked]
+        vectors = _vectors(len(keys), 4, seed=n) + np.float32(10.0)  # never all zero
+        cache.put(keys, vectors, replace=replace)
+        for key, row in zip(keys, vectors, strict=True):
+            # within one block, a key written twice: the first (or, replacing, the last) row
+            if replace or key not in model:
+                model[key] = row.tobytes()
+    if reopen:
+        cache.close()
+        cache = _cache(root)
+    found = cache.lookup(names)
+    assert {k: v.tobytes() for k, v in found.items()} == model
+    assert sorted(cache.missing(names)) == sorted(set(names) - set(model))
+    assert len(cache) == len(model)
+    cache.close()
+    assert stored_vectors(cache.path) == model
+
+
+def test_keys_sharing_their_first_eight_bytes_are_told_apart() -> None:
+    # crafted: SHA-256 digests never share 8 bytes in practice, but the index must not care
+    keys = ["00" * 8 + f"{i:02x}" * 24 for i in range(5)]
+    found, odd = digests(keys)
+    assert odd == {}
+    index = KeyIndex()
+    costs = np.arange(5, dtype=np.float64)
+    index.add([(1, 4, 0, 5, False, found, costs)])
+    index.add([(2, 4, 5, 5, False, found[::-1].copy(), costs)])  # the same keys again: lose
+    assert len(index) == 5
+    where = index.find(found)
+    assert list(index.row[where]) == [0, 1, 2, 3, 4]
+    index.add([(3, 4, 10, 1, True, found[3:4].copy(), costs[:1])])
+    assert list(index.row[index.find(found)]) == [0, 1, 2, 10, 4]
+    assert list(index.find(digests(["00" * 8 + "ff" * 24, "ab" * 32])[0])) == [-1, -1]
+
+
+def test_sound_rows_is_exact_where_squares_overflow_or_underflow() -> None:
+    rows = np.array(
+        [
+            [1e30, 1.0],  # squares overflow: still a vector
+            [1e-30, 0.0],  # squares underflow to 0: still a vector
+            [0.0, 0.0],
+            [np.nan, 1.0],
+            [np.inf, 1.0],
+            [np.nan, np.nan],
+            [0.5, -0.5],
+        ],
+        dtype=np.float32,
+    )
+    assert list(sound_rows(rows, nan_rows=False)) == [True, True, False, False, False, False, True]
+    assert list(sound_rows(rows, nan_rows=True)) == [True, True, False, False, False, True, True]
+
+
+# -- damage ------------------------------------------------------------------------------------
+
+
+def _filled(tmp_path: Path) -> tuple[HashingEncoder, list[str], np.ndarray, Path]:
+    encoder = HashingEncoder(dim=16)
+    texts = [f"molecule {i}" for i in range(20)]
+    cache = EmbeddingCache(tmp_path, encoder.meta.name, encoder.meta.revision, "t")
+    engine = EmbeddingEngine(encoder, cache, batch_size=4, progress=False)
+    engine.prefetch(("", t) for t in texts)
+    expected = engine.embed(texts, "")
+    engine.close()
+    cache.close()
+    return encoder, texts, expected, cache.path
+
+
+def _embed_again(encoder: HashingEncoder, texts: list[str], path: Path) -> np.ndarray:
+    cache = EmbeddingCache(path.parent, encoder.meta.name, encoder.meta.revision, "t")
+    engine = EmbeddingEngine(encoder, cache, batch_size=4, progress=False)
+    engine.prefetch(("", t) for t in texts)
+    got = engine.embed(texts, "")
+    engine.close()
+    cache.close()
+    return got
+
+
+@pytest.mark.parametrize("damage", ["nan", "inf", "zero", "truncated", "deleted"])
+def test_damaged_vectors_in_the_array_file_are_encoded_again_and_repaired(
+    tmp_path: Path, damage: str
+) -> None:
+    encoder, texts, expected, path = _filled(tmp_path)
+    (data,) = path.parent.glob("*.16d.f32")
+    raw = bytearray(data.read_bytes())
+    row = 64  # the first stored row's bytes start after the header
+    if damage == "nan":
+        raw[row : row + 4] = np.float32(np.nan).tobytes()
+    elif damage == "inf":
+        raw[row + 8 : row + 12] = np.float32(-np.inf).tobytes()
+    elif damage == "zero":
+        raw[row : row + 64] = bytes(64)
+    elif damage == "truncated":  # a disk that lost the file's tail: the last row is short
+        raw = raw[:-10]
+    data.write_bytes(bytes(raw))
+    if damage == "deleted":
+        data.unlink()
+    with pytest.warns(UserWarning, match=r"(1|20) stored vector\(s\) were damaged"):
+        got = _embed_again(encoder, texts, path)
+    assert np.array_equal(got, expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # repaired on disk: read without a warning
+        assert np.array_equal(_embed_again(encoder, texts, path), expected)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE blocks SET digests = 'text' WHERE id = 1",
+        "UPDATE blocks SET digests = x'00' WHERE id = 1",
+        "UPDATE blocks SET dim = -3 WHERE id = 1",
+        "UPDATE blocks SET start = 1099511627776 WHERE id = 1",
+        "UPDATE blocks SET count = 'many' WHERE id = 1",
+    ],
+)
+def test_a_damaged_block_row_is_said_and_its_vectors_encoded_again(
+    tmp_path: Path, sql: str
+) -> None:
+    encoder, texts, expected, path = _filled(tmp_path)
+    with sqlite3.connect(path) as db:
+        db.execute(sql)
+    with pytest.warns(UserWarning, match="damaged"):
+        got = _embed_again(encoder, texts, path)
+    assert np.array_equal(got, expected)
+
+
+def test_an_array_file_of_another_kind_is_one_line_naming_it(tmp_path: Path) -> None:
+    encoder, texts, _, path = _filled(tmp_path)
+    (data,) = path.parent.glob("*.16d.f32")
+    data.write_bytes(b"PK\x03\x04" + bytes(200))  # a zip, say, under the vector file's name
+    with pytest.raises(ChemtebError, match=r"16d\.f32.*not a vector file.*rm "):
+        _embed_again(encoder, texts, path)
+    header = bytearray(64)
+    header[:16], header[16:20] = b"chemteb-vectors1", (8).to_bytes(4, "little")
+    data.write_bytes(bytes(header))
+    with pytest.raises(ChemtebError, match="vectors of another width"):
+        _embed_again(encoder, texts, path)
+
+
+# -- faults: a kill, a full disk, a read-only cache, two writers ---------------------------------
+
+
+def test_bytes_a_killed_writer_left_are_never_read_and_never_overwritten(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    keys, vectors = _keys(10), _vectors(10)
+    cache.put(keys[:5], vectors[:5])
+    (data,) = tmp_path.glob("*.8d.f32")
+    with data.open("ab") as f:  # a writer killed after its pwrite, before its commit
+        f.write(b"\x7f" * 50)  # one row and a half of garbage (not yet named by any block)
+    assert committed(cache.path) == 5
+    cache.put(keys[5:], vectors[5:])
+    assert np.array_equal(cache.get(keys), vectors)
+    cache.close()
+    assert data.stat().st_size == 64 + (5 + 2 + 5) * 32  # after the orphan rows, rounded up
+
+
+_WRITER = """
+import sys, numpy as np
+sys.path.insert(0, {root!r})
+from chemteb_eval.engine import EmbeddingCache, text_key
+cache = EmbeddingCache(__import__("pathlib").Path({folder!r}), "org/model", "a" * 40, "org/model")
+print("ready", flush=True)
+for block in range({blocks}):
+    keys = [text_key("", f"{{block}} {{i}}") for i in range(200)]
+    base = np.arange(200 * 16, dtype=np.float32).reshape(200, 16) + block * 10_000 + 1
+    cache.put(keys, base, seconds=[0.01] * 200)
+cache.close()
+print("done", flush=True)
+"""
+
+
+def _writer(folder: Path, blocks: int) -> subprocess.Popen[str]:
+    code = _WRITER.format(root=str(REPO_ROOT), folder=str(folder), blocks=blocks)
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def _expected(block: int) -> dict[str, bytes]:
+    base = np.arange(200 * 16, dtype=np.float32).reshape(200, 16) + block * 10_000 + 1
+    return {text_key("", f"{block} {i}"): base[i].tobytes() for i in range(200)}
+
+
+@pytest.mark.slow
+def test_a_sigkill_mid_write_keeps_every_committed_block_whole(tmp_path: Path) -> None:
+    """Killed at a random moment, many times: what the index names is exactly what was put,
+    whole blocks only; the next writer appends after whatever the killed one left."""
+    rng = np.random.default_rng(0)
+    for attempt in range(6):
+        proc = _writer(tmp_path, 400)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        time.sleep(float(rng.uniform(0.05, 0.6)))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        cache = _cache(tmp_path)
+        stored = stored_vectors(cache.path)
+        assert len(stored) % 200 == 0, attempt  # whole blocks only
+        for block in range(400):
+            want = _expected(block)
+            if next(iter(want)) in stored:
+                assert {k: stored[k] for k in want} == want
+        assert len(cache) == len(stored)
+        cache.close()
+
+
+@pytest.mark.slow
+def test_two_processes_writing_one_cache_keep_every_vector(tmp_path: Path) -> None:
+    # both write the same 30 blocks (one run and its twin on the same texts) into one cache
+    procs = [_writer(tmp_path, 30) for _ in range(2)]
+    for proc in procs:
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and out.split() == ["ready", "done"]
+    want: dict[str, bytes] = {}
+    for block in range(30):
+        want.update(_expected(block))
+    cache = _cache(tmp_path)
+    assert stored_vectors(cache.path) == want
+    got = cache.get(list(want))
+    assert got.tobytes() == b"".join(want.values())
+    assert len(cache) == 6000 and committed(cache.path) >= 6000
+    cache.close()
+
+
+def test_a_full_disk_under_the_array_file_is_said_and_undone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _cache(tmp_path)
+    keys, vectors = _keys(20), _vectors(20)
+    cache.put(keys[:10], vectors[:10])
+    (data,) = tmp_path.glob("*.8d.f32")
+    size = data.stat().st_size
+    real = os.pwrite
+
+    def half_then_full(fd: int, buf: Any, offset: int) -> int:
+        if len(buf) > 64:
+            real(fd, bytes(buf)[:40], offset)  # some bytes land, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, buf, offset)
+
+    monkeypatch.setattr(os, "pwrite", half_then_full)
+    with pytest.raises(ChemtebError, match=r"the disk is full.*what was committed is kept"):
+        cache.put(keys[10:], vectors[10:])
+    monkeypatch.undo()
+    assert data.stat().st_size == size  # the half-written rows were cut off again
+    assert cache.missing(keys) == keys[10:]
+    assert cache.put(keys[10:], vectors[10:])
+    assert np.array_equal(cache.get(keys), vectors)
+    cache.close()
+
+
+def test_an_array_file_that_cannot_be_written_leaves_the_run_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _cache(tmp_path)
+    keys, vectors = _keys(4), _vectors(4)
+    cache.put(keys[:2], vectors[:2])
+    cache.close()
+    real = os.open
+
+    def refuse_writes(path: Any, flags: int, *args: Any) -> int:
+        if str(path).endswith(".f32") and flags & os.O_RDWR:  # root ignores chmod: refuse here
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", refuse_writes)
+    cache = _cache(tmp_path)
+    assert np.array_equal(cache.get(keys[:2]), vectors[:2])  # read as it is
+    assert cache.put(keys[2:], vectors[2:]) is False and cache.read_only
+    cache.close()
+
+
+def test_a_read_only_cache_without_an_array_file_reads_what_it_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _cache(tmp_path)
+    keys, vectors = _keys(4), _vectors(4)
+    cache.put(keys, vectors)
+    cache.put(["wide"], _vectors(1, 6))
+    cache.close()
+    (wide,) = tmp_path.glob("*.6d.f32")
+    wide.unlink()
+
+    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
+    with pytest.warns(UserWarning, match="read-only"):
+        reader = _cache(tmp_path)
+    assert np.array_equal(reader.get(keys), vectors)
+    with pytest.warns(UserWarning, match="1 stored vector"):
+        assert reader.lookup(["wide"]) == {}
+    assert reader.put(["new"], _vectors(1)) is False
+    reader.close()
+
+
+# -- caches written before ----------------------------------------------------------------------
+
+
+def test_an_old_cache_is_read_and_grows_in_the_new_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _cache(tmp_path)
+    keys, vectors = _keys(6), _vectors(6)
+    cache.put(keys[:4], vectors[:4])
+    cache.close()
+    to_old_layout(cache.path)
+    assert not list(tmp_path.glob("*.f32")) and committed(cache.path) == 4
+    with sqlite3.connect(cache.path) as db:
+        db.executemany("INSERT INTO cost VALUES (?, ?)", [(k, 0.25) for k in keys[1:4]])
+    old = _cache(tmp_path)
+    assert np.array_equal(old.get(keys[:4]), vectors[:4])
+    assert old.missing(keys) == keys[4:] and len(old) == 4
+    assert old.costs(keys) == {k: 0.25 for k in keys[1:4]}
+    old.put(keys[4:], vectors[4:])
+    old.put(keys[:1], vectors[:1] * 2, replace=True)  # a damaged old row's new vector
+    assert np.array_equal(old.get(keys), np.concatenate([vectors[:1] * 2, vectors[1:]]))
+    assert len(old) == 6 and set(old.keys()) == set(keys)
+    old.close()
+    # a read-only copy of a cache from before the array files (no blocks table at all)
+    to_old_layout(cache.path)
+    with sqlite3.connect(cache.path) as db:
+        db.execute("DROP TABLE blocks")
+
+    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
+    with pytest.warns(UserWarning, match="read-only"):
+        reader = _cache(tmp_path)
+    want = np.concatenate([vectors[:1] * 2, vectors[1:]])
+    assert np.array_equal(reader.get(keys), want) and len(reader) == 6
+    assert reader.missing(keys) == [] and reader.costs(keys) == {k: 0.25 for k in keys[1:4]}
+    reader.close()
