@@ -522,11 +522,11 @@ class EmbeddingCache:
                 at = present[widths == width]
                 file = self._file(int(width)) if dim in (None, width) else None
                 if file is None:  # another width than the model's, or its file is gone
-                    damaged += len(at)
+                    damaged += len(np.unique(where[at]))  # a key asked twice counts once
                     continue
                 matrix = file.read(self._index.row[where[at]])
                 ok = sound_rows(matrix, self.nan_rows)
-                damaged += len(at) - int(ok.sum())
+                damaged += len(np.unique(where[at[~ok]]))
                 groups.append((at, matrix) if ok.all() else (at[ok], matrix[ok]))
         absent = np.flatnonzero(where < 0)
         if len(absent) and self._legacy():
@@ -537,10 +537,15 @@ class EmbeddingCache:
                 marks = ",".join("?" * len(chunk))
                 rows = self._query(f"SELECT key, dim, vec FROM emb WHERE key IN ({marks})", chunk)
                 damaged += self._decode(rows, dim, old)
-            for i in absent:
-                if unique[i] in old:
-                    vector = old[unique[i]]
-                    groups.append((np.array([i]), vector[None, :]))
+            by_width: dict[int, tuple[list[int], list[NDArray[np.float32]]]] = {}
+            for i in absent.tolist():
+                vector = old.get(unique[i])
+                if vector is not None:
+                    at_width, rows_of_width = by_width.setdefault(len(vector), ([], []))
+                    at_width.append(i)
+                    rows_of_width.append(vector)
+            for at_width, rows_of_width in by_width.values():
+                groups.append((np.array(at_width, dtype=np.int64), np.stack(rows_of_width)))
         return groups, damaged
 
     def _warn_damaged(self, damaged: int) -> None:
@@ -625,6 +630,20 @@ class EmbeddingCache:
         except ChemtebError:
             return found  # a read-only cache from before costs were recorded: no cost table
         return found
+
+    def rows(self, keys: Sequence[str], dim: int) -> tuple[NDArray[np.float32], NDArray[np.bool_]]:
+        """The vectors of ``keys`` in order, one row a key (a key may repeat), and which rows
+        were found and sound (the others are zeros, to encode; damaged ones are said as in
+        ``lookup``). What a task's gather reads: one matrix, no dict of rows."""
+        groups, damaged = self._fetch(list(keys), dim)
+        self._warn_damaged(damaged)
+        if len(groups) == 1 and len(groups[0][0]) == len(keys):
+            return groups[0][1], np.ones(len(keys), dtype=bool)  # positions 0..n-1, in order
+        out = np.zeros((len(keys), dim), dtype=np.float32)
+        found = np.zeros(len(keys), dtype=bool)
+        for at, matrix in groups:
+            out[at], found[at] = matrix, True
+        return out, found
 
     def get(self, keys: Sequence[str]) -> NDArray[np.float32]:
         """The vectors of ``keys``, in order; every key must be present and sound."""

@@ -423,10 +423,20 @@ class EmbeddingEngine:
         """The embeddings of ``texts`` (after ``prefetch``), one row per text, in order."""
         self.flush()
         keys = [text_key(prompt, t) for t in texts]
-        have = {k: self._memory[k] for k in keys if k in self._memory}
-        rest = [k for k in dict.fromkeys(keys) if k not in have]
-        if rest and self.cache is not None:
-            have.update(self.cache.lookup(rest, self.encoder.meta.embedding_dim))
+        dim = self.encoder.meta.embedding_dim
+        if self.cache is not None and dim and not self._memory and keys:
+            # the common case, every vector in the cache: one matrix read, no dict of rows
+            # (2.4x the rate of lookup-then-stack on 200k vectors, benchmarks/bench_pipeline)
+            matrix, found = self.cache.rows(keys, dim)
+            if found.all():
+                self._hits.difference_update(keys)
+                return matrix
+            have = {k: row for k, row, ok in zip(keys, matrix, found, strict=True) if ok}
+        else:
+            have = {k: self._memory[k] for k in keys if k in self._memory}
+            rest = [k for k in dict.fromkeys(keys) if k not in have]
+            if rest and self.cache is not None:
+                have.update(self.cache.lookup(rest, dim))
         redo = [k for k in dict.fromkeys(keys) if k not in have]
         if redo:  # damaged cache rows (dropped by lookup, with a warning) are encoded again
             unique = {text_key(prompt, t): (prompt, t) for t in texts}
