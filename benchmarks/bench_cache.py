@@ -1,7 +1,7 @@
 """The embedding cache against memory speed (issue 39): puts and gets of N x D float32 vectors
 as a ratio to saving and loading the same array as one NumPy file, in the same run.
 
-    python benchmarks/bench_cache.py [--rows 200000] [--dim 384] [--block 8192] [--repeat 3]
+    python benchmarks/bench_cache.py [--rows 200000] [--dim 384] [--block 8192] [--repeat 3] [--figures]
 
 Puts go in blocks of ``--block`` rows (the engine commits a block at a time), with their costs;
 gets read every key back in one ``get`` call (what scoring a large task asks), and ``lookup``
@@ -32,6 +32,9 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--block", type=int, default=8192)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--figures", action="store_true", help="record the ratios in docs/figures.json"
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "cache.json")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -81,6 +84,20 @@ def main() -> None:
         "puts_per_second": args.rows / put,
         "gets_per_second": args.rows / get,
     }
+    if args.figures:
+        from _figures import record
+
+        record(
+            "cache",
+            {
+                "rows": args.rows,
+                "dim": args.dim,
+                "put_over_save": round(out["put_over_save"], 2),
+                "get_over_load": round(out["get_over_load"], 2),
+                "million_puts_per_second": round(out["puts_per_second"] / 1e6, 2),
+                "million_gets_per_second": round(out["gets_per_second"] / 1e6, 2),
+            },
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(

@@ -118,7 +118,7 @@ def main() -> None:
         "tasks": rows,
     }
     if args.figures:
-        record(out)
+        record_figures(out)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(
@@ -136,24 +136,17 @@ def main() -> None:
     )
 
 
-def record(out: dict[str, Any]) -> None:
-    """Into docs/figures.json (``scripts/docs_figures.py``'s record), then the pages."""
-    import subprocess
-    import sys
+def record_figures(out: dict[str, Any]) -> None:
+    from _figures import record
 
-    repo = Path(__file__).resolve().parent.parent
-    path = repo / "docs" / "figures.json"
-    figures = json.loads(path.read_text()) if path.is_file() else {}
-    figures["costs"] = {
-        "date": time.strftime("%Y-%m-%d"),
-        "scale": out["scale"],
-        "variants_over_plain": round(out["all_tasks"]["variants_over_plain"], 2),
-        "worst": round(out["all_tasks"]["worst_task_variants_over_plain"], 2),
-        "truncation": round(max(r["truncation_seconds"] for r in out["tasks"]), 2),
-    }
-    path.write_text(json.dumps(figures, indent=1) + "\n")
-    subprocess.run(
-        [sys.executable, str(repo / "scripts" / "docs_figures.py"), "--render"], check=True
+    record(
+        "costs",
+        {
+            "scale": out["scale"],
+            "variants_over_plain": round(out["all_tasks"]["variants_over_plain"], 2),
+            "worst": round(out["all_tasks"]["worst_task_variants_over_plain"], 2),
+            "truncation": round(max(r["truncation_seconds"] for r in out["tasks"]), 2),
+        },
     )
 
 

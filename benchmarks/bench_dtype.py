@@ -88,27 +88,20 @@ def main() -> None:
     for task, change in moved.items():
         print(f"  {task:<34} {f32['scores'][task]:.4f} -> {b16['scores'][task]:.4f} ({change:.4f})")
     if args.figures:
-        record(out)
+        record_figures(out)
 
 
-def record(out: dict[str, Any]) -> None:
-    """Into docs/figures.json (``scripts/docs_figures.py``'s record), then the pages."""
-    import subprocess
-    import sys
+def record_figures(out: dict[str, Any]) -> None:
+    from _figures import record
 
-    repo = Path(__file__).resolve().parent.parent
-    path = repo / "docs" / "figures.json"
-    figures = json.loads(path.read_text()) if path.is_file() else {}
-    figures["dtype"] = {
-        "date": time.strftime("%Y-%m-%d"),
-        "scale": out["scale"],
-        "encode_speedup": round(out["encode_speedup"], 2),
-        "run_speedup": round(out["run_speedup"], 2),
-        "largest_score_change": round(out["largest_score_change"], 4),
-    }
-    path.write_text(json.dumps(figures, indent=1) + "\n")
-    subprocess.run(
-        [sys.executable, str(repo / "scripts" / "docs_figures.py"), "--render"], check=True
+    record(
+        "dtype",
+        {
+            "scale": out["scale"],
+            "encode_speedup": round(out["encode_speedup"], 2),
+            "run_speedup": round(out["run_speedup"], 2),
+            "largest_score_change": round(out["largest_score_change"], 4),
+        },
     )
 
 

@@ -132,28 +132,25 @@ def main() -> None:
         f"chemteb-eval): {len(resolved)} distributions, heavy ones: {heavy or 'none'}"
     )
     if args.figures and set(args.profiles) == set(PROFILES):
-        record(base, rows, len(resolved), heavy)
+        record_figures(base, rows, len(resolved), heavy)
 
 
-def record(
+def record_figures(
     base: float, rows: list[tuple[str, float, float, int]], space: int, heavy: list[str]
 ) -> None:
-    """Into docs/figures.json (``scripts/docs_figures.py``'s record), then the pages."""
-    figures_path = REPO / "docs" / "figures.json"
-    figures = json.loads(figures_path.read_text()) if figures_path.is_file() else {}
-    figures["install"] = {
-        "date": time.strftime("%Y-%m-%d"),
-        "baseline_seconds": round(base, 1),
-        "profiles": {
-            name: {"seconds": round(seconds), "mb": round(mb), "distributions": dists}
-            for name, seconds, mb, dists in rows
+    from _figures import record
+
+    record(
+        "install",
+        {
+            "baseline_seconds": round(base, 1),
+            "profiles": {
+                name: {"seconds": round(seconds), "mb": round(mb), "distributions": dists}
+                for name, seconds, mb, dists in rows
+            },
+            "space_distributions": space,
+            "space_heavy": heavy,
         },
-        "space_distributions": space,
-        "space_heavy": heavy,
-    }
-    figures_path.write_text(json.dumps(figures, indent=1) + "\n")
-    subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "docs_figures.py"), "--render"], check=True
     )
 
 

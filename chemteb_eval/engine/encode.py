@@ -426,7 +426,7 @@ class EmbeddingEngine:
         dim = self.encoder.meta.embedding_dim
         if self.cache is not None and dim and not self._memory and keys:
             # the common case, every vector in the cache: one matrix read, no dict of rows
-            # (2.4x the rate of lookup-then-stack on 200k vectors, benchmarks/bench_pipeline)
+            # (480k texts/s where lookup-then-stack gathered 182k, benchmarks/bench_pipeline)
             matrix, found = self.cache.rows(keys, dim)
             if found.all():
                 self._hits.difference_update(keys)

@@ -1,0 +1,29 @@
+"""One way for a benchmark to put its figures in the docs: merge them, dated, into
+``docs/figures.json`` under the benchmark's key (other keys kept), then let
+``scripts/docs_figures.py --render`` rewrite every ``<!-- fig:KEY -->`` in the pages.
+
+Benchmarks run as scripts (``python benchmarks/bench_x.py``), so this folder is on ``sys.path``
+and they import it as ``from _figures import record``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def record(key: str, values: dict[str, Any]) -> None:
+    """``values`` (with today's date) as ``docs/figures.json[key]``, then the pages rendered."""
+    path = REPO / "docs" / "figures.json"
+    figures = json.loads(path.read_text()) if path.is_file() else {}
+    figures[key] = {"date": time.strftime("%Y-%m-%d"), **values}
+    path.write_text(json.dumps(figures, indent=1) + "\n")
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "docs_figures.py"), "--render"], check=True
+    )
