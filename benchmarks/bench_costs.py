@@ -33,7 +33,7 @@ from chemteb_eval.data import pipchem
 from chemteb_eval.data.loader import load_task
 from chemteb_eval.models import load_encoder
 from chemteb_eval.runner import run
-from chemteb_eval.runner.costs import truncation
+from chemteb_eval.runner.costs import sides, truncation
 from chemteb_eval.runner.stages import task_prompt
 from chemteb_eval.tasks import benchmark_tasks
 
@@ -85,7 +85,7 @@ def main() -> None:
         variant_seconds = sum(s["score_seconds"] for s in scored)
         data = load_task(task)
         t1 = time.perf_counter()
-        truncation(encoder, data, lambda role, t=task: task_prompt(encoder, t, role))
+        truncation(encoder, sides(data, lambda role, t=task: task_prompt(encoder, t, role)))
         counting = time.perf_counter() - t1
         rows.append(
             {

@@ -29,6 +29,7 @@ import numpy as np
 
 from chemteb_eval import __version__
 from chemteb_eval._files import write_json_atomic
+from chemteb_eval.scoring.uncertainty import bootstrap_draws
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 
 from .board import ModelResults
@@ -59,10 +60,8 @@ def _uncertainty(model: ModelResults, bench: Benchmark, task: Task) -> dict[str,
     evidence = task_evidence(model, bench, task, key) if _mean_of_items(task.type, key) else None
     if evidence is None or evidence.n < 2:
         return None
-    rng = np.random.default_rng(0)  # task_interval's draws, so the interval is rank's
-    draws = np.array(
-        [evidence.statistic(rng.integers(0, evidence.n, size=evidence.n)) for _ in range(RESAMPLES)]
-    )
+    # task_interval's draws (bootstrap_ci's, seed 0), so the interval is rank's
+    draws = bootstrap_draws(evidence.statistic, evidence.n, resamples=RESAMPLES, seed=0)
     if not np.all(np.isfinite(draws)):
         return None
     low, high = np.quantile(draws, [0.025, 0.975])

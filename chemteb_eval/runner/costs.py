@@ -34,11 +34,13 @@ _LARGEST = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38}
 PromptOf = Callable[[Role | None], str]
 
 
-def _sides(
-    data: TaskData, prompt_of: PromptOf
-) -> dict[tuple[str, str], dict[tuple[str, str], None]]:
-    """Per (split, side), the distinct (prompt, text) the task embeds."""
-    out: dict[tuple[str, str], dict[tuple[str, str], None]] = {}
+Sides = dict[tuple[str, str], dict[tuple[str, str], None]]
+
+
+def sides(data: TaskData, prompt_of: PromptOf) -> Sides:
+    """Per (split, side), the distinct (prompt, text) the task embeds: computed once per task,
+    for ``truncation`` and every variant's ``storage``."""
+    out: Sides = {}
     for by_split in data.values():
         for split, split_data in by_split.items():
             for texts, role in split_texts(split_data).values():
@@ -48,15 +50,16 @@ def _sides(
     return out
 
 
-def truncation(encoder: Encoder, data: TaskData, prompt_of: PromptOf) -> dict[str, Any]:
+def truncation(encoder: Encoder, by_side: Sides) -> dict[str, Any]:
     """``{split: {side: record}}``: how many of the side's distinct texts the model cut at its
     ``max_tokens`` and the share of their tokens it never read, counted by the tokenizer it
-    ran (prompt and special tokens included). ``record`` is ``UNKNOWN`` where the backend
-    cannot count (an API), else ``{texts, truncated, tokens, tokens_cut, max_tokens}``."""
+    ran (prompt and special tokens included). ``by_side``: the task's ``sides``. ``record`` is
+    ``UNKNOWN`` where the backend cannot count (an API), else ``{texts, truncated, tokens,
+    tokens_cut, max_tokens}``."""
     count = getattr(encoder, "untruncated_lengths", None)
     limit = encoder.meta.max_tokens
     out: dict[str, Any] = {}
-    for (split, side), pairs in _sides(data, prompt_of).items():
+    for (split, side), pairs in by_side.items():
         if count is None:
             out.setdefault(split, {})[side] = UNKNOWN
             continue
@@ -116,15 +119,13 @@ def transform(vectors: np.ndarray, variant: Compression) -> np.ndarray:
     return out
 
 
-def storage(
-    variant: Compression, full_dim: int, data: TaskData, prompt_of: PromptOf
-) -> dict[str, Any]:
+def storage(variant: Compression, full_dim: int, by_side: Sides) -> dict[str, Any]:
     """What the task's index weighs in ``variant``: its vectors (a retrieval task's distinct
-    documents; any other task's distinct texts) times the bytes of one."""
+    documents; any other task's distinct texts; ``by_side``: the task's ``sides``) times the
+    bytes of one."""
     dim = variant.dim or full_dim
-    sides = _sides(data, prompt_of)
-    documents = {p for (_, side), v in sides.items() if side == "documents" for p in v}
-    vectors = documents or {p for v in sides.values() for p in v}
+    documents = {p for (_, side), v in by_side.items() if side == "documents" for p in v}
+    vectors = documents or {p for v in by_side.values() for p in v}
     one = bytes_per_vector(dim, variant.precision)
     return {
         "dim": dim,

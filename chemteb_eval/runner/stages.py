@@ -73,7 +73,7 @@ from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, ge
 from chemteb_eval.tasks import main_score as benchmark_main_score
 from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX
 
-from .costs import storage, transform, truncation, variants
+from .costs import sides, storage, transform, truncation, variants
 from .kinds import KIND_RUNS, ScoreContext, score_split, split_texts
 
 __all__ = ["Plan", "RunReport", "run", "select"]
@@ -198,11 +198,13 @@ def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: 
 
 def _skip(plan: Plan, task: Task, path: Path, report: RunReport) -> None:
     report.statuses[task.name] = "skipped"
-    score = _stored_score(plan, task, path)
+    stored = _recorded(path)  # read once, for its score and its truncation record
+    if stored is None:
+        return
+    score = _stored_score(plan, task, stored)
     if score is not None:
         report.main_scores[task.name] = score
-    stored = _recorded(path)
-    if stored is not None and "truncation" in stored.extra:
+    if "truncation" in stored.extra:
         report.truncation[task.name] = stored.extra["truncation"]
 
 
@@ -299,13 +301,12 @@ def settle(
     return skipped
 
 
-def _stored_score(plan: Plan, task: Task, path: Path) -> float | None:
-    """The plan's main score in a result file written earlier; ``None`` when it has none or
-    cannot be read (the summary then shows no number, as for a task that failed)."""
+def _stored_score(plan: Plan, task: Task, stored: ResultFile) -> float | None:
+    """The plan's main score in a result file written earlier; ``None`` when it has none (the
+    summary then shows no number, as for a task that failed)."""
     try:
-        stored = ResultFile.from_dict(read_json_object(path), path)
         return stored.score(plan.main_score(task), plan.splits(task), task.subset_weight_key)
-    except (OSError, ValueError):
+    except ValueError:
         return None
 
 
@@ -641,7 +642,8 @@ def _result_files(
     costs, hits = engine.costs(keys)
     encode_seconds = sum(costs[k] / (owners or {}).get(k, 1) for k in keys)
     prompt_of = lambda role: task_prompt(encoder, task, role)  # noqa: E731
-    cut = truncation(encoder, data, prompt_of) if keys else None
+    texts = sides(data, prompt_of) if keys else {}
+    cut = truncation(encoder, texts) if keys else None
     out = {}
     for variant, one in scored.items():
         extra: dict[str, Any] = {
@@ -659,7 +661,7 @@ def _result_files(
         }
         if cut is not None:  # NER embeds its words through the model, not the text cache
             extra["truncation"] = cut
-            extra["storage"] = storage(variant, encoder.meta.embedding_dim, data, prompt_of)
+            extra["storage"] = storage(variant, encoder.meta.embedding_dim, texts)
         out[variant] = ResultFile(
             task_name=task.name,
             scores=one.scores,

@@ -33,6 +33,7 @@ __all__ = [
     "PairedResult",
     "RankIntervals",
     "bootstrap_ci",
+    "bootstrap_draws",
     "check_items",
     "competition_ranks",
     "item_records",
@@ -90,11 +91,28 @@ def bootstrap_ci(
     """
     n_items = check_positive_int("n_items", n_items)
     resamples, tail = _check(resamples, confidence)
-    rng = np.random.default_rng(seed)
     estimate = float(statistic(np.arange(n_items)))
-    draws = np.array([statistic(rng.integers(0, n_items, size=n_items)) for _ in range(resamples)])
+    draws = bootstrap_draws(statistic, n_items, resamples=resamples, seed=seed)
     low, high = np.quantile(draws, [tail, 1 - tail])
     return estimate, float(low), float(high)
+
+
+def bootstrap_draws(
+    statistic: Callable[[NDArray[np.int64]], float],
+    n_items: int,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> NDArray[np.float64]:
+    """The statistic on ``resamples`` resamples of ``n_items`` items drawn with replacement:
+    ``bootstrap_ci``'s draws (same seed, same draws), for a standard error or another interval."""
+    n_items = check_positive_int("n_items", n_items)
+    resamples = check_positive_int("resamples", resamples)
+    rng = np.random.default_rng(seed)
+    return np.array(
+        [statistic(rng.integers(0, n_items, size=n_items)) for _ in range(resamples)],
+        dtype=np.float64,
+    )
 
 
 @dataclass(frozen=True)
