@@ -454,3 +454,21 @@ def test_an_old_cache_is_read_and_grows_in_the_new_layout(
     assert np.array_equal(reader.get(keys), want) and len(reader) == 6
     assert reader.missing(keys) == [] and reader.costs(keys) == {k: 0.25 for k in keys[1:4]}
     reader.close()
+
+
+def test_without_positioned_io_a_seek_then_read_or_write_gives_the_same_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Windows has no os.pwrite/os.preadv/os.pread: the cache seeks, then reads or writes
+    for name in ("pwrite", "preadv", "pread"):
+        monkeypatch.delattr(os, name, raising=False)
+    cache = _cache(tmp_path)
+    keys, vectors = _keys(100), _vectors(100)
+    cache.put(keys[:60], vectors[:60])
+    cache.put(keys[60:], vectors[60:])
+    assert np.array_equal(cache.get(keys[::-1]), vectors[::-1])
+    cache.close()
+    monkeypatch.undo()
+    again = _cache(tmp_path)
+    assert np.array_equal(again.get(keys), vectors)
+    again.close()

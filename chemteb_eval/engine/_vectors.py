@@ -92,7 +92,9 @@ class VectorFile:
         self.path, self.dim, self.width = path, dim, 4 * dim
         self._header = _MAGIC + dim.to_bytes(4, "little") + bytes(HEADER - 20)
         flags = (os.O_RDWR | os.O_CREAT) if writable else os.O_RDONLY
-        self.fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        # O_BINARY: Windows would otherwise translate line ends in the vectors' bytes
+        extra = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+        self.fd = os.open(path, flags | extra, 0o644)
         try:
             self.check()
         except BaseException:
@@ -101,7 +103,7 @@ class VectorFile:
 
     def check(self) -> None:
         """Raise ``ValueError`` when the file holds a header that is not this cache's."""
-        head = os.pread(self.fd, HEADER, 0)
+        head = _pread_bytes(self.fd, HEADER, 0)
         if len(head) == HEADER and head != self._header:
             what = "vectors of another width" if head[:16] == _MAGIC else "not a vector file"
             raise ValueError(f"{self.path.name} holds {what} (its header differs)")
@@ -154,7 +156,7 @@ class VectorFile:
     def _pread(self, into: NDArray[np.float32], first: int) -> None:
         view, offset = into.data.cast("B"), HEADER + first * self.width
         while len(view):
-            got = os.preadv(self.fd, [view], offset)
+            got = _preadinto(self.fd, view, offset)
             if got <= 0:  # past the end: the rest reads as zeros (damaged)
                 view[:] = bytes(len(view))
                 return
@@ -167,8 +169,35 @@ class VectorFile:
 def _pwrite_all(fd: int, data: bytes | memoryview, offset: int) -> None:
     view = memoryview(data)
     while len(view):
-        done = os.pwrite(fd, view, offset)
+        done = _pwrite(fd, view, offset)
         view, offset = view[done:], offset + done
+
+
+# Positioned reads and writes: one system call each where the OS has them (Linux, BSDs, macOS);
+# elsewhere (Windows) a seek then a read or write, safe because every call on a cache's files
+# runs under the cache's lock and each process has its own descriptors.
+
+
+def _pwrite(fd: int, view: memoryview, offset: int) -> int:
+    if hasattr(os, "pwrite"):
+        return os.pwrite(fd, view, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.write(fd, view)
+
+
+def _preadinto(fd: int, view: memoryview, offset: int) -> int:
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [view], offset)
+    data = _pread_bytes(fd, len(view), offset)
+    view[: len(data)] = data
+    return len(data)
+
+
+def _pread_bytes(fd: int, size: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, size)
 
 
 class KeyIndex:
