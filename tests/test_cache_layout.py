@@ -143,8 +143,24 @@ def test_any_sequence_of_writes_reads_as_first_or_replacing_write_wins(
 
 
 def test_keys_sharing_their_first_eight_bytes_are_told_apart() -> None:
-    # crafted: SHA-256 digests never share 8 bytes in practice, but the index must not care
-    keys = ["00" * 8 + f"{i:02x}" * 24 for i in range(5)]
+    # counters written as 64 hex digits share their first bytes: found, and fast (the index's
+    # number is drawn from all 32 bytes; it took 50 s for 4,000 such keys when it was the first 8)
+    keys = [f"{i:064x}" for i in range(20_000)]
+    found, odd = digests(keys)
+    assert odd == {}
+    index = KeyIndex()
+    started = time.perf_counter()
+    index.add([(1, 4, 0, len(keys), False, found, np.zeros(len(keys)))])
+    assert list(index.row[index.find(found)]) == list(range(len(keys)))
+    assert time.perf_counter() - started < 5  # 0.01 s here
+
+
+def test_keys_whose_index_numbers_collide_are_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    # crafted: force every key into a few runs of one number, as only crafted digests would be
+    from chemteb_eval.engine import _vectors
+
+    monkeypatch.setattr(_vectors, "_head", lambda found: (found[:, 0] % 2).astype(np.uint64))
+    keys = [f"{i:02x}" * 32 for i in range(5)]
     found, odd = digests(keys)
     assert odd == {}
     index = KeyIndex()
@@ -156,7 +172,7 @@ def test_keys_sharing_their_first_eight_bytes_are_told_apart() -> None:
     assert list(index.row[where]) == [0, 1, 2, 3, 4]
     index.add([(3, 4, 10, 1, True, found[3:4].copy(), costs[:1])])
     assert list(index.row[index.find(found)]) == [0, 1, 2, 10, 4]
-    assert list(index.find(digests(["00" * 8 + "ff" * 24, "ab" * 32])[0])) == [-1, -1]
+    assert list(index.find(digests(["ff" * 32, "ab" * 32])[0])) == [-1, -1]
 
 
 def test_sound_rows_is_exact_where_squares_overflow_or_underflow() -> None:
@@ -472,3 +488,184 @@ def test_without_positioned_io_a_seek_then_read_or_write_gives_the_same_vectors(
     again = _cache(tmp_path)
     assert np.array_equal(again.get(keys), vectors)
     again.close()
+
+
+# -- what the outside attack on issue 39 found, fixed -------------------------------------------
+
+
+class _Wrapped:
+    """A connection whose statements can fail or be interrupted where a test says."""
+
+    def __init__(self, db: sqlite3.Connection, hook: Any) -> None:
+        self.db, self.hook = db, hook
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.db, name)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self.hook(sql, "before")
+        out = self.db.execute(sql, *args)
+        self.hook(sql, "after")
+        return out
+
+
+def test_attack_a_failed_block_is_cut_off_before_its_lock_is_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was cut off after ROLLBACK: another writer could append past it and commit in
+    between, and the cut took that writer's committed vectors with it."""
+    from chemteb_eval.engine import _vectors as vector_files
+
+    a, b = _cache(tmp_path), _cache(tmp_path)
+    a.put(["k0"], _vectors(1))
+
+    def full_on_insert(sql: str, when: str) -> None:
+        if sql.startswith("INSERT INTO blocks") and when == "before":
+            raise sqlite3.OperationalError("database or disk is full")
+
+    a._db = _Wrapped(a._db, full_on_insert)  # type: ignore[assignment]
+    held = []
+    cut = vector_files.VectorFile.truncate
+
+    def truncate(self: Any, start: int) -> None:
+        held.append(a._db.in_transaction)
+        cut(self, start)
+
+    monkeypatch.setattr(vector_files.VectorFile, "truncate", truncate)
+    with pytest.raises(ChemtebError, match="disk is full"):
+        a.put(_keys(4), _vectors(4, seed=1))
+    assert held == [True]  # cut while the write lock was still a's
+    assert b.put(_keys(4, "b"), _vectors(4, seed=2))
+    fresh = _cache(tmp_path)
+    assert np.array_equal(fresh.get(_keys(4, "b")), _vectors(4, seed=2))
+    for cache in (a, b, fresh):
+        cache.close()
+
+
+@pytest.mark.parametrize("where", ["after BEGIN", "after COMMIT"])
+def test_attack_ctrl_c_inside_a_put_leaves_no_lock_held_and_no_named_bytes_cut(
+    tmp_path: Path, where: str
+) -> None:
+    """Ctrl-C after BEGIN left the write lock held (every later put "damaged ... delete it",
+    other processes waiting 60 s); after COMMIT it cut off bytes the index already named."""
+    cache = _cache(tmp_path)
+    fired: list[str] = []
+
+    def interrupt(sql: str, when: str) -> None:
+        if f"{when} {sql.split()[0]}" == where and not fired:
+            fired.append(sql)
+            raise KeyboardInterrupt
+
+    cache._db = _Wrapped(cache._db, interrupt)  # type: ignore[assignment]
+    keys, vectors = _keys(8), _vectors(8)
+    with pytest.raises(KeyboardInterrupt):
+        cache.put(keys[:4], vectors[:4])
+    assert fired and not cache._db.in_transaction
+    assert cache.put(keys[4:], vectors[4:])  # the next put works
+    other = _cache(tmp_path)  # another process is not kept waiting
+    assert other.put(["other"], _vectors(1, seed=5))
+    stored = stored_vectors(other.path)
+    if where == "after COMMIT":  # committed before the interrupt: readable, whole
+        assert np.array_equal(other.get(keys), vectors)
+    else:
+        assert other.missing(keys) == keys[:4]
+    assert all(len(v) == 32 for v in stored.values())
+    cache.close()
+    other.close()
+
+
+def test_attack_a_key_that_is_no_text_key_never_aliases_one(tmp_path: Path) -> None:
+    """ "hello" was stored under sha256("chemteb-key\\0hello"): text_key("chemteb-key", "hello")."""
+    cache = _cache(tmp_path)
+    text = text_key("chemteb-key", "hello")
+    cache.put(["hello"], _vectors(1, seed=1))
+    assert cache.missing([text]) == [text]
+    cache.put([text], _vectors(1, seed=2))
+    assert np.array_equal(
+        cache.get(["hello", text]), np.concatenate([_vectors(1, seed=1), _vectors(1, seed=2)])
+    )
+    assert len(cache) == 2 and set(cache.keys()) == {"hello", text}
+    cache.close()
+
+
+def test_attack_a_64_character_key_with_spaces_is_a_key_like_any_other(tmp_path: Path) -> None:
+    """bytes.fromhex skips spaces: 31 bytes, then a raw reshape error."""
+    cache = _cache(tmp_path)
+    key = "ab  " + "cd" * 30
+    cache.put([key], _vectors(1))
+    assert cache.missing([key, "ab" + "cd" * 31]) == ["ab" + "cd" * 31]
+    assert list(cache.keys()) == [key]
+    cache.close()
+
+
+def test_attack_a_block_naming_rows_far_past_the_file_is_said_not_written_to(
+    tmp_path: Path,
+) -> None:
+    """Its start steered every later write: a 32 GB sparse file, or "disk full" on EFBIG."""
+    cache = _cache(tmp_path)
+    cache.put(["k0"], _vectors(1))
+    (data,) = tmp_path.glob("*.8d.f32")
+    size = data.stat().st_size
+    with sqlite3.connect(cache.path) as db:
+        db.execute("UPDATE blocks SET start = 1000000000.5")  # not a whole number: no block
+    fresh = _cache(tmp_path)
+    with pytest.warns(UserWarning, match="1 stored block"):
+        assert fresh.missing(["k0"]) == ["k0"]
+    assert fresh.put(["k1"], _vectors(1, seed=1))  # the rows it claims are not honoured
+    assert data.stat().st_size == size + 32
+    fresh.close()
+    with sqlite3.connect(cache.path) as db:
+        db.execute("UPDATE blocks SET start = 1000000000 WHERE id = 1")  # a block, not this file's
+    fresh = _cache(tmp_path)
+    with pytest.raises(ChemtebError, match=r"names rows 999,999,999 past the end of .*\.8d\.f32"):
+        fresh.put(["k2"], _vectors(1, seed=2))
+    assert data.stat().st_size == size + 32
+    for each in (cache, fresh):
+        each.close()
+
+
+def test_attack_a_fifo_in_place_of_the_vector_file_is_one_line_even_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read-only open blocked on the FIFO for ever."""
+    cache = _cache(tmp_path)
+    cache.put(["k0"], _vectors(1))
+    cache.close()
+    (data,) = tmp_path.glob("*.8d.f32")
+    data.unlink()
+    os.mkfifo(data)
+
+    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
+    with pytest.warns(UserWarning, match="read-only"):
+        reader = _cache(tmp_path)
+    started = time.perf_counter()
+    with pytest.raises(ChemtebError, match=r"8d\.f32 is not a regular file.*rm "):
+        reader.lookup(["k0"])
+    assert time.perf_counter() - started < 5
+    reader.close()
+
+
+def test_attack_keys_lists_no_key_of_a_damaged_block(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    cache.put(["k0"], _vectors(1))
+    cache.put(["k1"], _vectors(1, seed=1))
+    with sqlite3.connect(cache.path) as db:
+        db.execute("UPDATE blocks SET dim = NULL WHERE id = 1")
+    fresh = _cache(tmp_path)
+    with pytest.warns(UserWarning, match="1 stored block"):
+        assert len(fresh) == 1
+    assert list(fresh.keys()) == ["k1"]
+    cache.close()
+    fresh.close()
+
+
+@pytest.mark.parametrize("device", ["mps", "xpu", "xpu:1"])
+def test_attack_an_accelerator_this_machine_lacks_is_one_line(device: str) -> None:
+    """--device mps/xpu was a 19-line torch traceback."""
+    from chemteb_eval.models.base import check_device
+
+    with pytest.raises(ValueError, match=rf"device: {device}: this machine has no .*; use cpu\."):
+        check_device(device)

@@ -58,6 +58,25 @@ _LAYOUT = {
 # The most rows a block may claim and the widest vector: a hand-edited index must not make a
 # read allocate terabytes or a write seek past any disk.
 _MAX_ROW, _MAX_DIM = 1 << 40, 1 << 16
+# The most rows a write may leave unwritten between the end of the array file and its start
+# (rows the index names but the file lost, never reused): 64M rows, 100 GB at 384 dimensions.
+# Past it the index is not this file's: said, instead of a sparse file of terabytes.
+_MAX_GAP = 1 << 26
+
+
+def _sound_block(dim: object, start: object, count: object, digests_size: object) -> bool:
+    """Whether a ``blocks`` row's numbers describe a block: one check for the readers (its
+    vectors) and the writers (the rows it holds, never handed out again)."""
+    return (
+        isinstance(dim, int)
+        and isinstance(start, int)
+        and isinstance(count, int)
+        and 0 < dim <= _MAX_DIM
+        and 0 <= start
+        and 0 <= count
+        and start + count <= _MAX_ROW
+        and digests_size == 32 * count
+    )
 
 
 class _LayoutError(Exception):
@@ -130,6 +149,8 @@ class EmbeddingCache:
         self._own: dict[
             int, tuple[int, int, int, bool, NDArray[np.uint8], NDArray[np.float64]]
         ] = {}
+        self._ends: dict[int, int] = {}  # per width, the rows committed blocks hold
+        self._ends_seen = 0
         self._has_blocks = True
         # one statement at a time on the connection: the engine's writer thread commits while
         # the main thread may read or close (SQLite's connection is not to be shared unlocked)
@@ -284,21 +305,21 @@ class EmbeddingCache:
         if not self._has_blocks:
             return
         heads = self._query(
-            "SELECT id, dim, start, count, replace FROM blocks WHERE id > ? ORDER BY id",
+            "SELECT id, dim, start, count, replace, length(digests), typeof(digests) "
+            "FROM blocks WHERE id > ? ORDER BY id",
             (self._index.last_block,),
         )
         blocks, damaged = [], 0
-        for block_id, dim, start, count, replace in heads:
+        for block_id, dim, start, count, replace, size, kind in heads:
             assert isinstance(block_id, int)
             own = self._own.pop(block_id, None)
             if own is not None:
                 blocks.append((block_id, *own))
-                continue
-            block = self._read_block(block_id, dim, start, count, replace)
-            if block is None:
+            elif kind != "blob" or not _sound_block(dim, start, count, size):
                 damaged += 1
             else:
-                blocks.append(block)
+                assert isinstance(dim, int) and isinstance(start, int) and isinstance(count, int)
+                blocks.append(self._read_block(block_id, dim, start, count, bool(replace)))
         self._own.clear()
         self._index.add(blocks)
         if heads:
@@ -311,29 +332,31 @@ class EmbeddingCache:
             )
 
     def _read_block(
-        self, block_id: int, dim: object, start: object, count: object, replace: object
-    ) -> tuple[int, int, int, int, bool, NDArray[np.uint8], NDArray[np.float64]] | None:
-        """One other process's block, or None where its row is not a sound block."""
-        if not (
-            isinstance(dim, int)
-            and isinstance(start, int)
-            and isinstance(count, int)
-            and 0 < dim <= _MAX_DIM
-            and 0 <= start
-            and 0 <= count
-            and start + count <= _MAX_ROW
-        ):
-            return None
+        self, block_id: int, dim: int, start: int, count: int, replace: bool
+    ) -> tuple[int, int, int, int, bool, NDArray[np.uint8], NDArray[np.float64]]:
+        """Another process's block (its numbers checked by ``_sound_block``): its digests and
+        costs (NaN where its cost blob is not one float a key)."""
         (row,) = self._query("SELECT digests, seconds FROM blocks WHERE id = ?", (block_id,))
         keys, seconds = row
-        if not isinstance(keys, bytes) or len(keys) != 32 * count:
-            return None
+        assert isinstance(keys, bytes)
         if isinstance(seconds, bytes) and len(seconds) == 8 * count:
             costs = np.frombuffer(seconds, dtype="<f8").astype(np.float64)
         else:
             costs = np.full(count, np.nan)
         found = np.frombuffer(keys, dtype=np.uint8).reshape(count, 32)
-        return block_id, dim, start, count, bool(replace), found, costs
+        return block_id, dim, start, count, replace, found, costs
+
+    def _end(self, dim: int) -> int:
+        """The row after every row of width ``dim`` a sound block names (inside the write
+        lock: what no later write may take). Counted from the blocks not seen before."""
+        for block_id, width, start, count, size in self._db.execute(
+            "SELECT id, dim, start, count, length(digests) FROM blocks WHERE id > ?",
+            (self._ends_seen,),
+        ).fetchall():
+            self._ends_seen = max(self._ends_seen, int(block_id))
+            if _sound_block(width, start, count, size):
+                self._ends[width] = max(self._ends.get(width, 0), start + count)
+        return self._ends.get(dim, 0)
 
     def _file(self, dim: int) -> VectorFile | None:
         """The array file of ``dim``-wide vectors (None: a read-only cache without one)."""
@@ -433,7 +456,7 @@ class EmbeddingCache:
                 return False
             block_id, start = self._commit(file, odd, matrix, found, costs, replace)
         except OSError as exc:  # the array file (SQLite's own errors are not OSError)
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise self._full(exc) from None
             if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
                 self.read_only = True  # keep going in memory
@@ -469,15 +492,22 @@ class EmbeddingCache:
     ) -> tuple[int, int]:
         """Write the vectors, then commit the block that names them: (its id, its first row)."""
         start = -1
-        self._db.execute("BEGIN IMMEDIATE")  # the write lock: the rows handed out are ours
+        if self._db.in_transaction:  # a put interrupted (Ctrl-C) between BEGIN and its end
+            self._db.execute("ROLLBACK")
         try:
-            (end,) = self._db.execute(
-                "SELECT COALESCE(MAX(start + count), 0) FROM blocks WHERE dim = ? "
-                "AND start >= 0 AND count >= 0 AND start + count <= ?",
-                (file.dim, _MAX_ROW),
-            ).fetchone()
-            # after every committed row and after any bytes a killed writer left
-            start = max(int(end), file.rows())
+            self._db.execute("BEGIN IMMEDIATE")  # the write lock: the rows handed out are ours
+            on_disk = file.rows()
+            # after every row a block names (even one the file lost: a reader holding that
+            # block must read zeros, never another key's vector) and after any bytes a killed
+            # writer left
+            start = max(self._end(file.dim), on_disk)
+            if start - on_disk > _MAX_GAP:
+                raise ChemtebError(
+                    f"embedding cache {self.path}: its index names rows {start - on_disk:,} "
+                    f"past the end of {file.path.name}, which is not this index's (damaged); "
+                    f"delete the cache's files (`rm '{self.path.parent / self.path.stem}'.*`) "
+                    "and rerun, or run with --no-cache."
+                )
             file.write(matrix, start)  # in the page cache before the index names it
             # the keys the digests do not spell (none of the engine's): JSON {position: key}
             blobs = (found.tobytes(), costs.tobytes(), json.dumps(odd) if odd else None)
@@ -487,12 +517,14 @@ class EmbeddingCache:
             )
             self._db.execute("COMMIT")
         except BaseException:
-            # SQLite undoes a transaction itself on some errors (a full disk): a second
-            # ROLLBACK would fail and hide the first error
+            # Still in the transaction, the write lock is ours: the bytes written are cut off
+            # before ROLLBACK releases it (after it, another writer may append past them and
+            # commit). Outside it (committed, then an interrupt; or undone by SQLite itself, as
+            # on a full disk) they stay: named, or never read (the next write starts after).
             if self._db.in_transaction:
+                if start >= 0:
+                    file.truncate(start)
                 self._db.execute("ROLLBACK")
-            if start >= 0:
-                file.truncate(start)
             raise
         assert cursor.lastrowid is not None
         return cursor.lastrowid, start
@@ -679,9 +711,13 @@ class EmbeddingCache:
         """Every stored key, once each."""
         seen: dict[str, None] = {}
         if self._has_blocks:
-            for found, odd in self._query("SELECT digests, keys FROM blocks ORDER BY id"):
-                if not isinstance(found, bytes) or len(found) % 32:
-                    continue
+            for dim, start, count, found, odd in self._query(
+                "SELECT dim, start, count, digests, keys FROM blocks ORDER BY id"
+            ):
+                size = len(found) if isinstance(found, bytes) else None
+                if not _sound_block(dim, start, count, size):
+                    continue  # a damaged block: its keys are not in the cache
+                assert isinstance(found, bytes)
                 listed = [found[i : i + 32].hex() for i in range(0, len(found), 32)]
                 try:
                     named = json.loads(odd) if isinstance(odd, str) else {}

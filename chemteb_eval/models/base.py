@@ -40,7 +40,25 @@ def check_device(device: object) -> str | None:
         if index >= count:
             have = f"{count} CUDA GPU(s)" if count else "no CUDA GPU torch can use"
             raise ValueError(f"device: {device}: this machine has {have}; use cpu or cuda:0.")
+    elif device.startswith(("mps", "xpu")):
+        _check_accelerator(device)
     return device
+
+
+def _check_accelerator(device: str) -> None:
+    """Apple's Metal (``mps``) or Intel's GPUs (``xpu``, ``xpu:N``) as torch sees them."""
+    try:
+        import torch
+    except ImportError:
+        return
+    kind = device.partition(":")[0]
+    backend = getattr(torch.backends, "mps", None) if kind == "mps" else getattr(torch, "xpu", None)
+    available = bool(backend is not None and backend.is_available())
+    count = 1 if kind == "mps" else (torch.xpu.device_count() if available else 0)
+    if not available or int(device.partition(":")[2] or 0) >= count:
+        name = "Apple Metal (mps)" if kind == "mps" else "Intel GPU (xpu)"
+        have = f"{count} {name} device(s)" if available else f"no {name} device torch can use"
+        raise ValueError(f"device: {device}: this machine has {have}; use cpu.")
 
 
 MAX_TEXTS_PER_CALL = 1 << 20  # a million texts a call: far past any accelerator's memory
