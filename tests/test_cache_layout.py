@@ -35,6 +35,27 @@ def _cache(root: Path, **kwargs: Any) -> EmbeddingCache:
     return EmbeddingCache(root, "org/model", "a" * 40, "org/model", **kwargs)
 
 
+def _read_only(root: Path, monkeypatch: pytest.MonkeyPatch) -> EmbeddingCache:
+    """The cache at ``root`` opened as from a folder that cannot be written (root ignores
+    chmod: SQLite's refusal is what a read-only folder gives)."""
+
+    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
+    with pytest.warns(UserWarning, match="read-only"):
+        return _cache(root)
+
+
+def _stored(root: Path, n: int, first: int | None = None) -> tuple[list[str], np.ndarray]:
+    """``n`` keys and vectors, the ``first`` of them (all by default) put in a cache at ``root``."""
+    keys, vectors = _keys(n), _vectors(n)
+    cache = _cache(root)
+    cache.put(keys[:first], vectors[:first])
+    cache.close()
+    return keys, vectors
+
+
 def _keys(n: int, salt: str = "") -> list[str]:
     return [text_key("", f"{salt}text {i}") for i in range(n)]
 
@@ -390,10 +411,7 @@ def test_a_full_disk_under_the_array_file_is_said_and_undone(
 def test_an_array_file_that_cannot_be_written_leaves_the_run_in_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cache = _cache(tmp_path)
-    keys, vectors = _keys(4), _vectors(4)
-    cache.put(keys[:2], vectors[:2])
-    cache.close()
+    keys, vectors = _stored(tmp_path, 4, first=2)
     real = os.open
 
     def refuse_writes(path: Any, flags: int, *args: Any) -> int:
@@ -411,20 +429,14 @@ def test_an_array_file_that_cannot_be_written_leaves_the_run_in_memory(
 def test_a_read_only_cache_without_an_array_file_reads_what_it_has(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    keys, vectors = _stored(tmp_path, 4)
     cache = _cache(tmp_path)
-    keys, vectors = _keys(4), _vectors(4)
-    cache.put(keys, vectors)
     cache.put(["wide"], _vectors(1, 6))
     cache.close()
     (wide,) = tmp_path.glob("*.6d.f32")
     wide.unlink()
 
-    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
-        raise sqlite3.OperationalError("attempt to write a readonly database")
-
-    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
-    with pytest.warns(UserWarning, match="read-only"):
-        reader = _cache(tmp_path)
+    reader = _read_only(tmp_path, monkeypatch)
     assert np.array_equal(reader.get(keys), vectors)
     with pytest.warns(UserWarning, match="1 stored vector"):
         assert reader.lookup(["wide"]) == {}
@@ -438,9 +450,8 @@ def test_a_read_only_cache_without_an_array_file_reads_what_it_has(
 def test_an_old_cache_is_read_and_grows_in_the_new_layout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    keys, vectors = _stored(tmp_path, 6, first=4)
     cache = _cache(tmp_path)
-    keys, vectors = _keys(6), _vectors(6)
-    cache.put(keys[:4], vectors[:4])
     cache.close()
     to_old_layout(cache.path)
     assert not list(tmp_path.glob("*.f32")) and committed(cache.path) == 4
@@ -460,12 +471,7 @@ def test_an_old_cache_is_read_and_grows_in_the_new_layout(
     with sqlite3.connect(cache.path) as db:
         db.execute("DROP TABLE blocks")
 
-    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
-        raise sqlite3.OperationalError("attempt to write a readonly database")
-
-    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
-    with pytest.warns(UserWarning, match="read-only"):
-        reader = _cache(tmp_path)
+    reader = _read_only(tmp_path, monkeypatch)
     want = np.concatenate([vectors[:1] * 2, vectors[1:]])
     assert np.array_equal(reader.get(keys), want) and len(reader) == 6
     assert reader.missing(keys) == [] and reader.costs(keys) == {k: 0.25 for k in keys[1:4]}
@@ -635,12 +641,7 @@ def test_attack_a_fifo_in_place_of_the_vector_file_is_one_line_even_read_only(
     data.unlink()
     os.mkfifo(data)
 
-    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
-        raise sqlite3.OperationalError("attempt to write a readonly database")
-
-    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
-    with pytest.warns(UserWarning, match="read-only"):
-        reader = _cache(tmp_path)
+    reader = _read_only(tmp_path, monkeypatch)
     started = time.perf_counter()
     with pytest.raises(ChemtebError, match=r"8d\.f32 is not a regular file.*rm "):
         reader.lookup(["k0"])
