@@ -235,7 +235,8 @@ class EmbeddingCache:
             )
             # One row a committed block: its rows in the array file of its dimension (from
             # `start`, `count` of them), its keys' 32-byte digests and costs as blobs, and the
-            # keys themselves (JSON). Blobs last: a scan of the numbers never reads them.
+            # keys the digests do not spell (JSON). Blobs last: a scan of the numbers never
+            # reads them.
             db.execute(
                 "CREATE TABLE IF NOT EXISTS blocks (id INTEGER PRIMARY KEY, dim INTEGER, "
                 "start INTEGER, count INTEGER, replace INTEGER, digests BLOB, seconds BLOB, "
