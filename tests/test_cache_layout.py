@@ -136,14 +136,28 @@ def test_the_first_write_wins_and_a_replacing_write_wins_over_it(tmp_path: Path)
         max_size=8,
     ),
     reopen=st.booleans(),
+    between=st.booleans(),
+    filler=st.sampled_from([0, 400]),
 )
 def test_any_sequence_of_writes_reads_as_first_or_replacing_write_wins(
-    tmp_path_factory: pytest.TempPathFactory, writes: list[tuple[list[int], bool]], reopen: bool
+    tmp_path_factory: pytest.TempPathFactory,
+    writes: list[tuple[list[int], bool]],
+    reopen: bool,
+    between: bool,
+    filler: int,
 ) -> None:
+    """``between``: a read after each write (each block merged into the index on its own,
+    into a sorted index ``filler`` keys large: the merge path, not a full sort)."""
     root = tmp_path_factory.mktemp("prop")
     cache = _cache(root)
     names = _keys(31)
     model: dict[str, bytes] = {}
+    if filler:
+        others = _keys(filler, "filler")
+        cache.put(others, _vectors(filler, 4, seed=99) + np.float32(10.0))
+        model.update(
+            zip(others, (r.tobytes() for r in _vectors(filler, 4, seed=99) + 10), strict=True)
+        )
     for n, (picked, replace) in enumerate(writes):
         keys = [names[i] for i in picked]
         vectors = _vectors(len(keys), 4, seed=n) + np.float32(10.0)  # never all zero
@@ -152,12 +166,15 @@ def test_any_sequence_of_writes_reads_as_first_or_replacing_write_wins(
             # within one block, a key written twice: the first (or, replacing, the last) row
             if replace or key not in model:
                 model[key] = row.tobytes()
+        if between:
+            assert cache.lookup([names[i] for i in picked]).keys() == set(keys)
+    names = list(model) if filler else names
     if reopen:
         cache.close()
         cache = _cache(root)
     found = cache.lookup(names)
     assert {k: v.tobytes() for k, v in found.items()} == model
-    assert sorted(cache.missing(names)) == sorted(set(names) - set(model))
+    assert set(cache.missing([*names, *_keys(31)])) == set(_keys(31)) - set(model)
     assert len(cache) == len(model)
     cache.close()
     assert stored_vectors(cache.path) == model
@@ -670,3 +687,105 @@ def test_attack_an_accelerator_this_machine_lacks_is_one_line(device: str) -> No
 
     with pytest.raises(ValueError, match=rf"device: {device}: this machine has no .*; use cpu\."):
         check_device(device)
+
+
+# -- what the second outside attack on issue 39 found, fixed ------------------------------------
+
+
+def test_attack2_a_trigger_in_the_index_is_refused_at_open(tmp_path: Path) -> None:
+    """A trigger set every new block's start to 0: a fresh process read another key's vector."""
+    _stored(tmp_path, 2)
+    path = _cache(tmp_path).path
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TRIGGER t AFTER INSERT ON blocks BEGIN "
+            "UPDATE blocks SET start = 0 WHERE id = new.id; END"
+        )
+    with pytest.raises(ChemtebError, match=r"holds a trigger \(t\).*rm "):
+        _cache(tmp_path)
+
+
+def test_attack2_embedding_no_texts_gives_no_rows(tmp_path: Path) -> None:
+    encoder = HashingEncoder(dim=16)
+    for cache in (None, EmbeddingCache(tmp_path, encoder.meta.name, encoder.meta.revision, "t")):
+        engine = EmbeddingEngine(encoder, cache, progress=False)
+        assert engine.embed([], "").shape == (0, 16)
+        engine.close()
+
+
+def test_attack2_a_text_with_a_lone_surrogate_is_a_key_even_beside_old_rows(
+    tmp_path: Path,
+) -> None:
+    text = "b\udcff"  # what errors="surrogateescape" reads from a Latin-1 byte
+    key = text_key("", text)
+    assert key == text_key("", text) and len(key) == 64
+    keys, _ = _stored(tmp_path, 2)
+    cache = _cache(tmp_path)
+    cache.close()
+    to_old_layout(cache.path)  # old rows: their queries bind keys as text
+    old = _cache(tmp_path)
+    assert old.missing([text, keys[0]]) == [text]
+    assert old.costs([text]) == {} and old.rows([text], 8)[1].tolist() == [False]
+    assert old.put([text], _vectors(1, seed=3)) and old.missing([text]) == []
+    old.close()
+
+
+@pytest.mark.parametrize("block_id", [1 << 40, (1 << 63) - 2, 0, -5])
+def test_attack2_any_block_id_is_read_and_written_after(tmp_path: Path, block_id: int) -> None:
+    """An id of 2**31 or more overflowed the rank (a raw OverflowError for ever after); an id
+    of 0 or less was never read (the next put's block was lost)."""
+    keys, vectors = _stored(tmp_path, 2, first=1)
+    path = _cache(tmp_path).path
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE blocks SET id = ?", (block_id,))
+    cache = _cache(tmp_path)
+    assert cache.put(keys[1:], vectors[1:])  # its id follows the hand-edited one
+    fresh = _cache(tmp_path)
+    assert np.array_equal(fresh.get(keys), vectors) and len(fresh) == 2
+    cache.close()
+    fresh.close()
+
+
+def test_attack2_the_first_write_wins_over_an_old_row_too(tmp_path: Path) -> None:
+    keys, vectors = _stored(tmp_path, 1)
+    path = _cache(tmp_path).path
+    to_old_layout(path)
+    cache = _cache(tmp_path)
+    assert cache.put(keys, vectors * 2)  # not replacing: the old row stays the key's vector
+    assert np.array_equal(_cache(tmp_path).get(keys), vectors)
+    assert cache.put(keys, vectors * 3, replace=True)
+    assert np.array_equal(_cache(tmp_path).get(keys), vectors * 3)
+    cache.close()
+
+
+def test_attack2_a_writer_holding_the_lock_is_said_not_taken_for_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After 60 s a new cache opened read-only (the run's vectors never stored) and a put
+    raised a raw sqlite3 'database is locked'."""
+    _stored(tmp_path, 1)
+    cache = _cache(tmp_path)
+    cache._db.execute("PRAGMA busy_timeout = 50")  # 60 s in real life
+    holder = sqlite3.connect(cache.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(ChemtebError, match="another process has held its write lock"):
+        cache.put(["k"], _vectors(1))
+
+    def locked(self: Any, ident: str, wait: float = 60.0) -> Any:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", locked)
+    with pytest.raises(ChemtebError, match="another process has held its write lock"):
+        _cache(tmp_path)
+    holder.execute("ROLLBACK")
+    holder.close()
+    cache.close()
+
+
+def test_attack2_a_dangling_link_in_place_of_the_vector_file_is_one_line(tmp_path: Path) -> None:
+    """put returned False with no word, and every run re-encoded everything."""
+    cache = _cache(tmp_path)
+    cache.path.with_suffix(".8d.f32").symlink_to(tmp_path / "gone" / "vectors.f32")
+    with pytest.raises(ChemtebError, match=r"8d\.f32 cannot be created.*rm "):
+        cache.put(["k"], _vectors(1))
+    cache.close()

@@ -15,6 +15,7 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,6 +23,7 @@ from numpy.typing import NDArray
 __all__ = ["HEADER", "KeyIndex", "VectorFile", "digests", "sound_rows"]
 
 HEADER = 64  # bytes before row 0: a magic and the dimension
+_FIRST_ID = -(1 << 63)  # below any block id (a hand-edited index may hold 0 or less)
 _MAGIC = b"chemteb-vectors1"  # 16 bytes
 _HEX = frozenset("0123456789abcdef")
 # Rows read in one pread when the gap between two wanted rows is at most this many rows: a
@@ -216,16 +218,42 @@ class KeyIndex:
     """
 
     def __init__(self) -> None:
-        self.last_block = 0
-        self._digests = np.zeros((0, 32), dtype=np.uint8)
-        self._head = np.zeros(0, dtype=np.uint64)  # each digest's `_head`, sorted
-        self._rank = np.zeros(0, dtype=np.int64)
-        self.dim = np.zeros(0, dtype=np.int64)
-        self.row = np.zeros(0, dtype=np.int64)
-        self.seconds = np.zeros(0, dtype=np.float64)
+        empty = np.zeros(0, dtype=np.int64)
+        # One tuple, swapped in whole: an interrupt (Ctrl-C in a notebook) mid-update leaves the
+        # index as it was, never arrays of two lengths. (last block id, digests, heads sorted,
+        # rank (3, n): kind, id, position; dim, row, seconds)
+        self._state: tuple[Any, ...] = (
+            _FIRST_ID,
+            np.zeros((0, 32), dtype=np.uint8),
+            np.zeros(0, dtype=np.uint64),
+            np.zeros((3, 0), dtype=np.int64),
+            empty,
+            empty,
+            np.zeros(0, dtype=np.float64),
+        )
+
+    @property
+    def last_block(self) -> int:
+        return int(self._state[0])
+
+    @last_block.setter
+    def last_block(self, value: int) -> None:
+        self._state = (value, *self._state[1:])
+
+    @property
+    def dim(self) -> NDArray[np.int64]:
+        return self._state[4]  # type: ignore[no-any-return]
+
+    @property
+    def row(self) -> NDArray[np.int64]:
+        return self._state[5]  # type: ignore[no-any-return]
+
+    @property
+    def seconds(self) -> NDArray[np.float64]:
+        return self._state[6]  # type: ignore[no-any-return]
 
     def __len__(self) -> int:
-        return len(self._head)
+        return len(self._state[2])
 
     def add(
         self,
@@ -234,60 +262,95 @@ class KeyIndex:
         """Blocks ``(id, dim, start, count, replace, digests, seconds)``, in id order."""
         if not blocks:
             return
-        parts = [self._digests, *(b[5] for b in blocks)]
-        new_dim = [np.full(b[3], b[1], dtype=np.int64) for b in blocks]
-        new_row = [np.arange(b[2], b[2] + b[3], dtype=np.int64) for b in blocks]
+        # (digests, rank, dim, row, seconds) of the new blocks' entries
         # The lowest rank wins: a write that does not replace ranks by (id, position), the
-        # earliest first; a replacing one below them all by minus that, the latest first (a key
-        # twice in one block: its first row, or replacing, its last, as SQLite had it).
-        new_rank = [_rank(b[0], b[3], b[4]) for b in blocks]
-        every = np.concatenate(parts)
-        rank = np.concatenate([self._rank, *new_rank])
-        dim = np.concatenate([self.dim, *new_dim])
-        row = np.concatenate([self.row, *new_row])
-        seconds = np.concatenate([self.seconds, *(b[6] for b in blocks)])
-        head = _head(every)
-        # by head number, then the winner first; one key written twice sits in one run
-        order = np.lexsort((rank, head))
-        head = head[order]
-        first = np.ones(len(order), dtype=bool)
-        same_head = np.flatnonzero(head[1:] == head[:-1]) + 1
-        words = _words(every)
-        first[same_head] = (words[order[same_head]] != words[order[same_head - 1]]).any(axis=1)
-        # Keys sharing a head number (only crafted ones do) may stand between two copies of a key:
-        # a key in a run of three or more is compared with every earlier key of its run.
-        longer = same_head[same_head >= 2]
-        for i in longer[first[longer] & (head[longer - 2] == head[longer])]:
-            j = i - 1
-            while j >= 0 and head[j] == head[i]:
-                if (words[order[j]] == words[order[i]]).all():
-                    first[i] = False
-                    break
-                j -= 1
-        keep = order[first]
-        self._digests, self._head = every[keep], head[first]
-        self._rank, self.dim, self.row = rank[keep], dim[keep], row[keep]
-        self.seconds = seconds[keep]
-        self.last_block = blocks[-1][0]
+        # earliest first; a replacing one below them all, the latest first (a key twice in one
+        # block: its first row, or replacing, its last, as SQLite had it). ~id reverses the
+        # order of any int64 id without overflow.
+        new = (
+            np.concatenate([b[5] for b in blocks]),
+            np.concatenate([_rank(b[0], b[3], b[4]) for b in blocks], axis=1),
+            np.concatenate([np.full(b[3], b[1], dtype=np.int64) for b in blocks]),
+            np.concatenate([np.arange(b[2], b[2] + b[3], dtype=np.int64) for b in blocks]),
+            np.concatenate([b[6] for b in blocks]),
+        )
+        last = max(self.last_block, blocks[-1][0])
+        if 8 * len(new[0]) < len(self):
+            self._state = (last, *self._merged(*new))  # a few new keys: no sort of them all
+            return
+        old = self._state
+        every, rank = np.concatenate([old[1], new[0]]), np.concatenate([old[3], new[1]], axis=1)
+        head, keep = _winners(every, rank)
+        dim, row = np.concatenate([old[4], new[2]]), np.concatenate([old[5], new[3]])
+        seconds = np.concatenate([old[6], new[4]])
+        self._state = (last, every[keep], head, rank[:, keep], dim[keep], row[keep], seconds[keep])
+
+    def _merged(
+        self,
+        found: NDArray[np.uint8],
+        rank: NDArray[np.int64],
+        dim: NDArray[np.int64],
+        row: NDArray[np.int64],
+        seconds: NDArray[np.float64],
+    ) -> tuple[Any, ...]:
+        """The index with a few new entries merged in: a known key's entry replaced where the
+        new one wins, the others inserted at their place (one pass over the arrays, where a
+        full sort of a 1M-key index took 250 ms at every refresh)."""
+        head, keep = _winners(found, rank)
+        found, rank, dim, row, seconds = (
+            found[keep],
+            rank[:, keep],
+            dim[keep],
+            row[keep],
+            seconds[keep],
+        )
+        where = self.find(found)
+        _, old_found, old_head, old_rank, old_dim, old_row, old_seconds = self._state
+        at = np.flatnonzero(where >= 0)
+        mine, theirs = rank[:, at], old_rank[:, where[at]]
+        wins = (mine[0] < theirs[0]) | (
+            (mine[0] == theirs[0])
+            & ((mine[1] < theirs[1]) | ((mine[1] == theirs[1]) & (mine[2] < theirs[2])))
+        )
+        slots, won = where[at[wins]], at[wins]
+        old_rank, old_dim, old_row, old_seconds = (
+            old_rank.copy(),
+            old_dim.copy(),
+            old_row.copy(),
+            old_seconds.copy(),
+        )
+        old_rank[:, slots], old_dim[slots], old_row[slots] = rank[:, won], dim[won], row[won]
+        old_seconds[slots] = seconds[won]
+        fresh = np.flatnonzero(where < 0)
+        places = np.searchsorted(old_head, head[fresh])
+        return (
+            np.insert(old_found, places, found[fresh], axis=0),
+            np.insert(old_head, places, head[fresh]),
+            np.insert(old_rank, places, rank[:, fresh], axis=1),
+            np.insert(old_dim, places, dim[fresh]),
+            np.insert(old_row, places, row[fresh]),
+            np.insert(old_seconds, places, seconds[fresh]),
+        )
 
     def find(self, wanted: NDArray[np.uint8]) -> NDArray[np.int64]:
         """The index position of each digest, -1 where absent."""
+        _, digests_, sorted_head = self._state[:3]
         head = _head(wanted)
         # searched in sorted order (7x faster than at random here), compared as 4 words
         order = np.argsort(head)
         left = np.empty(len(head), dtype=np.int64)
-        left[order] = np.searchsorted(self._head, head[order], side="left")
+        left[order] = np.searchsorted(sorted_head, head[order], side="left")
         where = np.full(len(wanted), -1, dtype=np.int64)
-        inside = np.flatnonzero(left < len(self._head))
-        stored, asked = _words(self._digests), _words(wanted)
+        inside = np.flatnonzero(left < len(sorted_head))
+        stored, asked = _words(digests_), _words(wanted)
         hit = inside[(stored[left[inside]] == asked[inside]).all(axis=1)]
         where[hit] = left[hit]
         # two stored keys sharing a head number (only crafted keys do that): the one wanted
         # may be further along the run
-        runs = inside[self._head[left[inside]] == head[inside]]
+        runs = inside[sorted_head[left[inside]] == head[inside]]
         for i in runs[where[runs] < 0]:
             j = int(left[i]) + 1
-            while j < len(self._head) and self._head[j] == head[i]:
+            while j < len(sorted_head) and sorted_head[j] == head[i]:
                 if (stored[j] == asked[i]).all():
                     where[i] = j
                     break
@@ -295,23 +358,54 @@ class KeyIndex:
         return where
 
 
+def _winners(
+    every: NDArray[np.uint8], rank: NDArray[np.int64]
+) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
+    """The head numbers, sorted, of each distinct digest's winning entry, and those entries'
+    positions in ``every``: one key written twice sits in one run of its head, winner first."""
+    head = _head(every)
+    order = np.lexsort((rank[2], rank[1], rank[0], head))
+    head = head[order]
+    first = np.ones(len(order), dtype=bool)
+    same_head = np.flatnonzero(head[1:] == head[:-1]) + 1
+    words = _words(every)
+    first[same_head] = (words[order[same_head]] != words[order[same_head - 1]]).any(axis=1)
+    # Keys sharing a head number (only crafted ones do) may stand between two copies of a key:
+    # a key in a run of three or more is compared with every earlier key of its run.
+    longer = same_head[same_head >= 2]
+    for i in longer[first[longer] & (head[longer - 2] == head[longer])]:
+        j = i - 1
+        while j >= 0 and head[j] == head[i]:
+            if (words[order[j]] == words[order[i]]).all():
+                first[i] = False
+                break
+            j -= 1
+    return head[first], order[first]
+
+
 def _words(found: NDArray[np.uint8]) -> NDArray[np.uint64]:
     return np.ascontiguousarray(found).view(np.uint64)
 
 
 def _rank(block_id: int, count: int, replace: bool) -> NDArray[np.int64]:
-    rank = np.arange(count, dtype=np.int64) + (block_id << 32)
-    return -rank if replace else rank
+    """(3, count): kind (0 replacing, 1 not), id, position; each ascending = winning first."""
+    position = np.arange(count, dtype=np.int64)
+    if replace:
+        return np.stack([np.zeros(count, np.int64), np.full(count, ~block_id), -position])
+    return np.stack([np.ones(count, np.int64), np.full(count, block_id), position])
 
 
-# Odd 64-bit constants (splitmix64's and two of xxhash's primes): any fixed odd numbers do.
-_MIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0xC2B2AE3D27D4EB4F)
+# Odd 64-bit multipliers drawn afresh in each process: the index number is never stored, and
+# keys crafted to share it (as they could share any fixed mix's) cannot be aimed at numbers no
+# one can see.
+_MIX = tuple(int.from_bytes(os.urandom(8), "little") | 1 for _ in range(4))
 
 
 def _head(found: NDArray[np.uint8]) -> NDArray[np.uint64]:
     """A 64-bit number from all 32 bytes of each digest, sorted and searched in place of the
     digest. Not its first 8 bytes: keys that share them (counters written as 64 hex digits,
-    say) would make runs walked in Python, 50 s for 4,000 such keys."""
+    say) would make runs walked in Python, 50 s for 4,000 such keys; and not a fixed mix, which
+    crafted keys could all share (21 s for 4,000)."""
     words = np.ascontiguousarray(found).view("<u8")  # (n, 4), the same on every machine
     mixed: NDArray[np.uint64] = words[:, 0].astype(np.uint64)
     for column, factor in zip(range(1, 4), _MIX, strict=False):

@@ -37,14 +37,16 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.fingerprint import model_fingerprint
 
-from ._vectors import KeyIndex, VectorFile, digests, sound_rows
+from ._vectors import _FIRST_ID, KeyIndex, VectorFile, digests, sound_rows
 
 __all__ = ["EmbeddingCache", "model_fingerprint", "text_key"]
 
 
 def text_key(prompt: str, text: str) -> str:
     """The cache key of one (prompt, text): a SHA-256 of both, never the text itself."""
-    return hashlib.sha256(f"{prompt}\x00{text}".encode()).hexdigest()
+    # surrogatepass: a text read with errors="surrogateescape" is a key too, not a crash (no
+    # other text's key changes: strict UTF-8 and surrogatepass agree on every valid string)
+    return hashlib.sha256(f"{prompt}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # The cache's tables and their columns, in order: a file with another layout (another tool's
@@ -79,6 +81,18 @@ def _sound_block(dim: object, start: object, count: object, digests_size: object
     )
 
 
+def _bindable(keys: list[str]) -> list[str]:
+    """The keys SQLite can bind (a lone surrogate cannot be; no old row has such a key)."""
+    out = []
+    for key in keys:
+        try:
+            key.encode()
+        except UnicodeEncodeError:
+            continue
+        out.append(key)
+    return out
+
+
 class _LayoutError(Exception):
     pass
 
@@ -86,6 +100,13 @@ class _LayoutError(Exception):
 def _check_layout(
     db: sqlite3.Connection, tables: Sequence[str] = tuple(_LAYOUT), optional: Sequence[str] = ()
 ) -> None:
+    # a trigger or view could rewrite what a block says after it is written (its start onto
+    # another key's rows): an index holds tables and their own indexes only
+    extra = db.execute(
+        "SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index')"
+    ).fetchall()
+    if extra:
+        raise _LayoutError(f"it holds a {extra[0][0]} ({extra[0][1]}), which no cache has")
     for table in (*tables, *optional):
         columns = tuple(r[1] for r in db.execute(f"PRAGMA table_info({table})").fetchall())
         if not columns and table in optional:
@@ -94,6 +115,14 @@ def _check_layout(
             raise _LayoutError(
                 f"its table {table} has columns {list(columns)}, not {list(_LAYOUT[table])}"
             )
+
+
+def _held(path: Path) -> ChemtebError:
+    return ChemtebError(
+        f"embedding cache {path}: another process has held its write lock for 60 s (a run "
+        "paused or stuck mid-write?); let it finish or stop it, then rerun, or set "
+        "CHEMTEB_CACHE to another folder."
+    )
 
 
 MAX_SECONDS_PER_TEXT = 3600.0  # an hour for one text: no encoder is that slow
@@ -150,7 +179,7 @@ class EmbeddingCache:
             int, tuple[int, int, int, bool, NDArray[np.uint8], NDArray[np.float64]]
         ] = {}
         self._ends: dict[int, int] = {}  # per width, the rows committed blocks hold
-        self._ends_seen = 0
+        self._ends_seen = _FIRST_ID
         self._has_blocks = True
         # one statement at a time on the connection: the engine's writer thread commits while
         # the main thread may read or close (SQLite's connection is not to be shared unlocked)
@@ -161,6 +190,8 @@ class EmbeddingCache:
         except _LayoutError as exc:
             raise _damaged(self.path, exc) from None
         except (OSError, sqlite3.OperationalError) as exc:
+            if "locked" in str(exc):  # a writable cache another process holds: not read-only
+                raise _held(self.path) from None
             if not self.path.is_file() or not os.access(self.path, os.R_OK):
                 raise ChemtebError(
                     f"embedding cache folder {root} cannot be written "
@@ -288,7 +319,7 @@ class EmbeddingCache:
             raise ChemtebError(f"embedding cache {self.path} is closed ({exc}).") from None
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                raise
+                raise _held(self.path) from None
             raise _damaged(self.path, exc) from None
 
     def close(self) -> None:
@@ -367,7 +398,12 @@ class EmbeddingCache:
             try:
                 file = VectorFile(path, dim, writable=not self.read_only)
             except FileNotFoundError:
-                return None
+                if self.read_only:
+                    return None  # a read-only cache without vectors of this width
+                raise ChemtebError(
+                    f"embedding cache {path} cannot be created (a link to a folder that does "
+                    f"not exist?); remove it (`rm '{path}'`) and rerun, or run with --no-cache."
+                ) from None
             except ValueError as exc:
                 raise _damaged(path, exc) from None
             except OSError as exc:
@@ -399,14 +435,19 @@ class EmbeddingCache:
         absent = [keys[i] for i in np.flatnonzero(where < 0).tolist()]
         if not absent or not self._legacy():
             return absent
+        return self._missing_old(absent)
+
+    def _missing_old(self, keys: list[str]) -> list[str]:
+        """Those of ``keys`` no row of the layout before holds."""
         have: set[object] = set()
-        for start in range(0, len(absent), 900):  # SQLite's bound-parameter limit
-            chunk = absent[start : start + 900]
+        bindable = _bindable(keys)
+        for start in range(0, len(bindable), 900):  # SQLite's bound-parameter limit
+            chunk = bindable[start : start + 900]
             marks = ",".join("?" * len(chunk))
             have.update(
                 r[0] for r in self._query(f"SELECT key FROM emb WHERE key IN ({marks})", chunk)
             )
-        return [k for k in absent if k not in have]
+        return [k for k in keys if k not in have]
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -438,8 +479,15 @@ class EmbeddingCache:
         dim = int(matrix.shape[1])
         if not 0 < dim <= _MAX_DIM:
             raise ValueError(f"put: vectors of {dim} dimensions; 1 to {_MAX_DIM} are stored.")
-        found, odd = digests(keys)
         costs = np.full(len(keys), np.nan) if seconds is None else np.asarray(seconds, "<f8")
+        if not replace and self._legacy():  # the first write wins over old rows too
+            fresh = set(self._missing_old(list(keys)))
+            keep = [i for i, k in enumerate(keys) if k in fresh]
+            if len(keep) < len(keys):
+                keys, matrix, costs = [keys[i] for i in keep], matrix[keep], costs[keep]
+                if not keys:
+                    return True
+        found, odd = digests(keys)
         with self._lock:
             return self._put_block(odd, matrix, found, costs.astype("<f8"), replace)
 
@@ -468,7 +516,7 @@ class EmbeddingCache:
             ) from None
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc):
-                raise
+                raise _held(self.path) from None
             if "full" in str(exc):
                 raise self._full(exc) from None
             if "readonly" not in str(exc) and "read-only" not in str(exc):
@@ -564,7 +612,7 @@ class EmbeddingCache:
         absent = np.flatnonzero(where < 0)
         if len(absent) and self._legacy():
             old: dict[str, NDArray[np.float32]] = {}
-            rest = list(dict.fromkeys(unique[i] for i in absent))
+            rest = _bindable(list(dict.fromkeys(unique[i] for i in absent)))
             for start in range(0, len(rest), 900):
                 chunk = rest[start : start + 900]
                 marks = ",".join("?" * len(chunk))
@@ -648,7 +696,7 @@ class EmbeddingCache:
         # a plausible cost only: 1e308 s would make evaluation_time inf
         fine = (seconds >= 0) & (seconds < MAX_SECONDS_PER_TEXT)
         found = {unique[i]: float(seconds[i]) for i in np.flatnonzero(fine)}
-        rest = [unique[i] for i in np.flatnonzero(where < 0)]
+        rest = _bindable([unique[i] for i in np.flatnonzero(where < 0)])
         if not rest or not self._legacy():
             return found
         try:

@@ -424,6 +424,8 @@ class EmbeddingEngine:
         self.flush()
         keys = [text_key(prompt, t) for t in texts]
         dim = self.encoder.meta.embedding_dim
+        if not keys:  # as encode([]) gives: no rows of the model's width
+            return np.zeros((0, dim or 0), dtype=np.float32)
         if self.cache is not None and dim and not self._memory and keys:
             # the common case, every vector in the cache: one matrix read, no dict of rows
             # (480k texts/s where lookup-then-stack gathered 182k, benchmarks/bench_pipeline)
