@@ -463,7 +463,7 @@ def test_a_large_corpus_is_gathered_to_disk_and_scores_the_same(
     """Over SPILL_ROWS texts, the runner writes a group's vectors to a memory-mapped file
     block by block (here: 2 texts a block) and ranks from it: the same result file."""
     import chemteb_eval.engine.encode as encode
-    import chemteb_eval.runner.stages as stages
+    import chemteb_eval.runner.encode as stages
 
     files = [write_retrieval(tmp_path)]
     whole = _run(files, tmp_path / "whole")
@@ -492,7 +492,7 @@ def test_a_large_corpus_is_gathered_to_disk_and_scores_the_same(
 def test_a_yaml_bomb_recorded_beside_results_is_refused_at_once(tmp_path: Path) -> None:
     import time
 
-    from chemteb_eval.tasks.custom import read_recorded_task
+    from chemteb_eval.tasks.recorded import read_recorded_task
 
     out = tmp_path / "results"
     report = _run([write_pairs(tmp_path)], out)

@@ -122,7 +122,7 @@ def test_a_run_that_stops_before_its_first_task_leaves_no_empty_results_folder(
     def damaged(*args: object, **kwargs: object) -> None:
         raise ChemtebError("the embedding cache is damaged (in this test)")
 
-    monkeypatch.setattr("chemteb_eval.runner.stages.EmbeddingCache", damaged)
+    monkeypatch.setattr("chemteb_eval.runner.encode.EmbeddingCache", damaged)
     out = tmp_path / "results"
     task = [get_task("PipChemWikiFieldClustering")]
     with pytest.raises(ChemtebError, match="damaged"):

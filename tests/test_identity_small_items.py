@@ -20,7 +20,8 @@ from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.results.inputs import read_model_table
 from chemteb_eval.results.mteb_scores import read_mteb_csv
-from chemteb_eval.tasks.custom import TaskFileError, read_recorded_task, read_task_file
+from chemteb_eval.tasks.custom import TaskFileError, read_task_file
+from chemteb_eval.tasks.recorded import read_recorded_task
 
 from .helpers.cache_files import to_old_layout
 from .helpers.hashing_encoder import HashingEncoder

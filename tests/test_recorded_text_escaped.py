@@ -15,7 +15,7 @@ import pytest
 from chemteb_eval.hub.model_card import card_with_results
 from chemteb_eval.results.correlations import Correlations
 from chemteb_eval.results.markup import md
-from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX, read_recorded_task
+from chemteb_eval.tasks.recorded import TASK_FILE_SUFFIX, read_recorded_task
 
 from .conftest import REPO_ROOT
 

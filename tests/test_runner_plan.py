@@ -47,9 +47,9 @@ def test_run_loads_only_the_benchmarks_splits(
         asked[task.name] = splits
         raise ChemtebError("offline in this test")
 
-    monkeypatch.setattr("chemteb_eval.runner.stages.load_task", load_task)
+    monkeypatch.setattr("chemteb_eval.runner.load.load_task", load_task)
     # the Hub is out of reach here; the run is let through to the load this test watches
-    monkeypatch.setattr("chemteb_eval.runner.stages.out_of_reach", lambda tasks: [])
+    monkeypatch.setattr("chemteb_eval.runner.plan.out_of_reach", lambda tasks: [])
     report = run(
         HashingEncoder(),
         benchmark="ChemTEB(paper)",

@@ -143,6 +143,7 @@ def test_a_results_folder_that_cannot_be_written_is_one_line(
     import errno
 
     from chemteb_eval.errors import ChemtebError
+    from chemteb_eval.results import model_folder
     from chemteb_eval.runner import stages
 
     from .helpers.hashing_encoder import HashingEncoder
@@ -150,6 +151,6 @@ def test_a_results_folder_that_cannot_be_written_is_one_line(
     def read_only(path: Path, payload: object) -> None:
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(stages, "write_json_atomic", read_only)  # an existing read-only mount
+    monkeypatch.setattr(model_folder, "write_json_atomic", read_only)  # an existing read-only mount
     with pytest.raises(ChemtebError, match=r"^--output-dir: .*model_meta\.json cannot be written"):
         stages.run(HashingEncoder(), output_dir=tmp_path, use_cache=False, log=lambda m: None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -349,6 +350,107 @@ def test_every_task_kind_has_a_loader_entry_and_its_evidence_record_beside_its_s
         assert record.__module__.startswith("chemteb_eval.scoring.")
     for kind in KINDS.values():  # a mean of items can be resampled item by item
         assert not kind.mean_of_items or kind.name in records
+
+
+# -- one home per file format ----------------------------------------------------------------
+
+_HOME_LINE = re.compile(r"^- `([^`]+)`: (.*)$")
+_HOME_MODULE = re.compile(r"`(\w+/\w+\.py)`")
+
+
+def read_format_homes(path: Path = ROOM_MAP) -> dict[str, frozenset[str]]:
+    """The list under "One home per file format" in ``docs/rooms.md``: each file's name (or
+    ``yaml``: the modules that parse YAML) and its home modules, as paths in the package."""
+    text = path.read_text(encoding="utf-8").split("## One home per file format", 1)[1]
+    text = text.split("\n## ", 1)[0]
+    homes: dict[str, frozenset[str]] = {}
+    name = None
+    for line in text.splitlines():
+        match = _HOME_LINE.match(line)
+        if match:
+            name, rest = match.groups()
+        elif name is not None and line.startswith("  "):
+            rest = line  # the entry goes on
+        else:
+            name = None
+            continue
+        found = {f"chemteb_eval/{m}" for m in _HOME_MODULE.findall(rest)}
+        homes[name] = homes.get(name, frozenset()) | found
+    return homes
+
+
+def _format_uses(path: Path, names: Iterable[str]) -> dict[str, list[int]]:
+    """The lines where ``path`` names each of ``names`` in a string that is not a docstring
+    (or an f-string's text), and where it imports ``yaml`` (under ``"yaml"``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bare = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    found: dict[str, list[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in bare:
+            for name in names:
+                if name in node.value:
+                    found.setdefault(name, []).append(node.lineno)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                modules.append(node.module or "")
+            if any(m.split(".")[0] == "yaml" for m in modules):
+                found.setdefault("yaml", []).append(node.lineno)
+    return found
+
+
+def _strays(homes: Mapping[str, frozenset[str]], root: Path = PACKAGE) -> list[str]:
+    files = [name for name in homes if name != "yaml"]
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        shown = str(path.relative_to(root.parent))
+        for name, lines in _format_uses(path, files).items():
+            if shown not in homes[name]:
+                bad += [f"{shown}:{line} names {name}, whose home is elsewhere" for line in lines]
+    return bad
+
+
+def test_every_file_format_has_one_home() -> None:
+    """``model_meta.json``, ``runs.jsonl``, the recorded ``{Task}.task.yaml`` and
+    ``api-models.json`` are each named (so read and written) by one module, and a task's YAML
+    declaration is parsed only in ``tasks``: everyone else asks the home (docs/rooms.md)."""
+    homes = read_format_homes()
+    assert set(homes) == {"model_meta.json", "runs.jsonl", ".task.yaml", "api-models.json", "yaml"}
+    for name, modules in homes.items():
+        assert modules, name
+        for module in modules:  # each home exists, and is where the name is
+            assert name in _format_uses(REPO_ROOT / module, [name]), (name, module)
+        assert len(modules) == 1 or name == "yaml", f"{name} has more than one home"
+    assert _strays(homes) == []
+    yaml_in_tasks = {m for m in homes["yaml"] if m.startswith("chemteb_eval/tasks/")}
+    assert yaml_in_tasks == {"chemteb_eval/tasks/declaration.py"}
+    assert not any(
+        m.startswith(("chemteb_eval/runner/", "chemteb_eval/data/")) for m in homes["yaml"]
+    )
+
+
+def test_the_format_home_check_can_fail(tmp_path: Path) -> None:
+    package = tmp_path / "chemteb_eval"
+    (package / "runner").mkdir(parents=True)
+    (package / "runner" / "probe.py").write_text(
+        '"""Writes model_meta.json (a docstring: not counted)."""\n'
+        "def f(folder):\n    import yaml\n\n"
+        '    return folder / "model_meta.json", f"{folder}.task.yaml", yaml.safe_load("a")\n'
+    )
+    homes = {
+        "model_meta.json": frozenset({"chemteb_eval/results/model_folder.py"}),
+        ".task.yaml": frozenset({"chemteb_eval/tasks/recorded.py"}),
+        "yaml": frozenset({"chemteb_eval/tasks/declaration.py"}),
+    }
+    assert sorted(_strays(homes, package)) == [
+        "chemteb_eval/runner/probe.py:3 names yaml, whose home is elsewhere",
+        "chemteb_eval/runner/probe.py:5 names .task.yaml, whose home is elsewhere",
+        "chemteb_eval/runner/probe.py:5 names model_meta.json, whose home is elsewhere",
+    ]
 
 
 # -- no import circle, no run-time module state -----------------------------------------------

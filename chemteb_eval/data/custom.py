@@ -30,6 +30,7 @@ from chemteb_eval._files import first_non_utf8
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.tasks import Task
 
+from .custom_hub import HUB_CONFIGS, hub_configs
 from .hub_reader import HUB_LOADERS, SNAPSHOT_PREFIX
 from .types import (
     BitextData,
@@ -75,7 +76,7 @@ def read_custom(
     (a file edited while the model loaded is scored as it was copied, and named so). The copy
     goes when the data is read."""
 
-    from chemteb_eval.tasks.custom import read_files, snapshot
+    from chemteb_eval.tasks.source_files import read_files, snapshot
 
     if source is None:
         raise ChemtebError(
@@ -103,11 +104,9 @@ def read_custom(
 
 
 def _format(task: Task) -> str:
-    """The format of a task file's data (``source.format``: csv, jsonl, parquet, beir, hub)."""
-    import yaml
-
-    declared = yaml.safe_load(task.definition) if task.definition else {}
-    return str((declared.get("source") or {}).get("format", "hub")) if declared else "hub"
+    """The format of a task file's data (``source.format``: csv, jsonl, parquet, beir, hub),
+    as its declaration says (parsed in ``tasks``)."""
+    return task.declared.source_format
 
 
 def check_columns(task: Task, source: str | Path, splits: Sequence[str]) -> None:
@@ -536,80 +535,3 @@ def _beir(task: Task, source: Path, split: str, log: Callable[[str], None] | Non
         query_texts=[queries[q] for q in scored],
         qrels={q: qrels[q] for q in scored},
     )
-
-
-# -- back to the Hub's layout (publish-dataset) ---------------------------------------------
-
-Configs = dict[str, dict[str, dict[str, list[Any]]]]  # config -> split -> column -> values
-
-
-def _classification_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
-    out: dict[str, dict[str, list[Any]]] = {}
-    for split, d in data.items():
-        assert isinstance(d, ClassificationData) and task.train_split is not None
-        out[split] = {"text": list(d.test_texts), "label": list(d.test_labels)}
-        out[task.train_split] = {"text": list(d.train_texts), "label": list(d.train_labels)}
-    return {"default": out}
-
-
-def _clustering_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
-    out: dict[str, dict[str, list[Any]]] = {}
-    for split, d in data.items():
-        assert isinstance(d, ClusteringData)
-        texts = [t for s in d.sets for t in s.texts]
-        out[split] = {"sentences": texts, "labels": [x for s in d.sets for x in s.labels]}
-    return {"default": out}
-
-
-def _columns(*pairs: tuple[str, str]) -> Callable[[Task, Mapping[str, SplitData]], Configs]:
-    """A type whose split data is parallel lists: each (Hub column, attribute) pair a column."""
-
-    def configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
-        return {
-            "default": {
-                split: {column: list(getattr(d, attr)) for column, attr in pairs}
-                for split, d in data.items()
-            }
-        }
-
-    return configs
-
-
-def _retrieval_configs(task: Task, data: Mapping[str, SplitData]) -> Configs:
-    corpus: dict[str, str] = {}
-    queries: dict[str, str] = {}
-    qrels: dict[str, dict[str, list[Any]]] = {}
-    for split, d in data.items():
-        assert isinstance(d, RetrievalData)
-        corpus.update(zip(d.corpus_ids, d.corpus_texts, strict=True))
-        queries.update(zip(d.query_ids, d.query_texts, strict=True))
-        pairs = [(q, doc, g) for q, docs in d.qrels.items() for doc, g in docs.items()]
-        qrels[split] = {
-            "query-id": [q for q, _, _ in pairs],
-            "corpus-id": [doc for _, doc, _ in pairs],
-            "score": [g for _, _, g in pairs],
-        }
-    return {
-        "corpus": {"corpus": {"_id": list(corpus), "text": list(corpus.values())}},
-        "queries": {"queries": {"_id": list(queries), "text": list(queries.values())}},
-        "default": qrels,
-    }
-
-
-#: Each type's data written back in the Hub layout its registered tasks use (and its
-#: ``HUB_LOADERS`` entry reads): one entry per type a task file may declare.
-HUB_CONFIGS: Mapping[str, Callable[[Task, Mapping[str, SplitData]], Configs]] = {
-    "Classification": _classification_configs,
-    "Clustering": _clustering_configs,
-    "PairClassification": _columns(
-        ("sentence1", "sentences1"), ("sentence2", "sentences2"), ("labels", "labels")
-    ),
-    "BitextMining": _columns(("sentence1", "sources"), ("sentence2", "targets")),
-    "Retrieval": _retrieval_configs,
-    "STS": _columns(("sentence1", "sentences1"), ("sentence2", "sentences2"), ("score", "scores")),
-}
-
-
-def hub_configs(task: Task, data: TaskData) -> Configs:
-    """A task's data (one subset) as ``write_hub_dataset`` takes it."""
-    return HUB_CONFIGS[task.type](task, data["default"])

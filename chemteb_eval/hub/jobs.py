@@ -86,7 +86,7 @@ class JobPlan:
 def job_extras(model: str, benchmark: str) -> tuple[str, ...]:
     """The extras the Job installs: what ``chemteb run`` would ask for — the model backend's
     (none for an API model) and ``pipchem`` for the suite this project builds."""
-    from chemteb_eval.runner.stages import requirements  # the runner imports scikit-learn: ~1 s
+    from chemteb_eval.runner.plan import requirements  # the runner imports scikit-learn: ~1 s
 
     needs = requirements(model, benchmark_tasks(benchmark))
     return tuple(dict.fromkeys(extra for extra, _, _ in needs))

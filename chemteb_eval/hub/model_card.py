@@ -18,9 +18,14 @@ from chemteb_eval.errors import HubUnavailableError
 from chemteb_eval.results.board import DETAIL_KEYS
 from chemteb_eval.results.io import EXPERIMENTS
 from chemteb_eval.results.markup import md
-from chemteb_eval.results.model_folder import meta_name, recorded_tasks, result_paths
+from chemteb_eval.results.model_folder import (
+    folder_meta_name,
+    folder_variant,
+    recorded_tasks,
+    result_paths,
+)
 from chemteb_eval.results.runs import read_runs
-from chemteb_eval.results.schema import ResultFile, check_score, match_task, read_json_object
+from chemteb_eval.results.schema import ResultFile, check_score, match_task
 from chemteb_eval.tasks import (
     BENCHMARKS,
     KINDS,
@@ -131,10 +136,7 @@ def find_task_results(
     files = _result_files(Path(path))
     _not_a_variant(files[0].parent)
     catalog = _recorded_catalog(files[0].parent, log)
-    meta_path = files[0].parent / "model_meta.json"
-    model = None
-    if meta_path.is_file():
-        model = meta_name(meta_path)
+    model = folder_meta_name(files[0].parent)
     found = []
     for path in files:
         try:
@@ -162,13 +164,7 @@ def _not_a_variant(folder: Path) -> None:
     """A card carries the model's own scores: never those of a variant of it (MTEB's
     ``experiments/<name>/``: its vectors compressed, another backend or dtype), which would be
     published under the model's name with nothing saying so."""
-    meta = folder / "model_meta.json"
-    kwargs = None
-    if meta.is_file():
-        try:
-            kwargs = read_json_object(meta).get("experiment_kwargs")
-        except (OSError, ValueError):
-            kwargs = None
+    kwargs = folder_variant(folder)
     if folder.parent.name == EXPERIMENTS or kwargs:
         what = f"a variant of the model ({EXPERIMENTS}/{folder.name})"
         raise ValueError(_VARIANT.format(folder=folder, what=what))

@@ -318,12 +318,11 @@ def card_declaration(declared: TaskFile, repo_id: str, revision: str = "COMMIT")
     declaration (splits, train split, main score, prompts, description: everything that sets a
     number), its source the Hub repo at ``revision``, as YAML. The columns are not there: the
     published layout has the canonical ones."""
-    import yaml
+    from chemteb_eval.tasks.declaration import dump_declaration
 
     out = {k: v for k, v in declared.declaration().items() if k not in ("columns", "license")}
     out["source"] = {"hub": repo_id, "revision": revision}
-    text: str = yaml.safe_dump(out, sort_keys=False, allow_unicode=True)
-    return text
+    return dump_declaration(out)
 
 
 def _task_card(declared: TaskFile, repo_id: str, splits: Sequence[str]) -> str:

@@ -28,7 +28,17 @@ from numpy.typing import NDArray
 
 from chemteb_eval.errors import ChemtebError
 
-__all__ = ["PROBE_TEXTS", "SAME_COSINE", "ProbeRegistry", "probe_label", "same_probe"]
+__all__ = [
+    "PROBE_TEXTS",
+    "REGISTRY_FILE",
+    "SAME_COSINE",
+    "ProbeRegistry",
+    "probe_label",
+    "same_probe",
+]
+
+# The registry's file, in the embedding cache folder: this module alone reads and writes it.
+REGISTRY_FILE = "api-models.json"
 
 # Four short texts of the kinds ChemTEB embeds: a name, a sentence, a SMILES, a procedure.
 PROBE_TEXTS: tuple[str, ...] = (
@@ -77,6 +87,11 @@ class ProbeRegistry:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+
+    @classmethod
+    def beside(cls, cache_folder: Path) -> ProbeRegistry:
+        """The registry of an embedding cache folder (its ``api-models.json``)."""
+        return cls(Path(cache_folder) / REGISTRY_FILE)
 
     def _read(self) -> dict[str, Any]:
         try:

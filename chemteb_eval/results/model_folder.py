@@ -2,6 +2,10 @@
 too), its experiments (``<revision>/experiments/<name>/``: another backend or dtype of the model),
 its ``model_meta.json``, its run records and the tasks its task-file runs recorded.
 
+This module is the home of ``model_meta.json``: it alone reads and writes the file, and decides
+which folder holds which weights' results (``weights_folder``); the runner builds the record and
+asks it. Run records are ``runs``'s; recorded task declarations are ``tasks.recorded``'s.
+
 The middle layer of three, as MTEB's ``task_result -> model_result -> benchmark_results``: a
 result file is ``schema.ResultFile``'s; a folder of model folders is ``scan``'s; a benchmark's
 board is ``board``'s. ``hub.model_card`` reads a model's folder with the same pieces.
@@ -9,31 +13,42 @@ board is ``board``'s. ``hub.model_card`` reads a model's folder with the same pi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chemteb_eval.errors import short_repr
+from chemteb_eval._files import write_json_atomic
+from chemteb_eval.errors import ChemtebError, short_repr
 from chemteb_eval.tasks import Task
+from chemteb_eval.tasks.recorded import recorded_tasks
 
-from .io import EXPERIMENTS, experiment_label
-from .runs import LEGACY_RUN_META, RUNS_FILE, latest_run, read_runs
+from .io import EXPERIMENTS, experiment_label, model_dir
+from .runs import LEGACY_RUN_META, latest_run, read_runs, record_files
 from .schema import ResultFile, read_json, read_json_object
 
 __all__ = [
+    "META_FILE",
     "NOT_RESULTS",
     "ScannedModel",
+    "folder_meta_name",
+    "folder_variant",
     "meta_name",
     "model_name",
     "read_model_folder",
     "recorded_tasks",
+    "remove_lone_meta",
     "result_dirs",
     "result_paths",
+    "weights_folder",
+    "write_model_meta",
 ]
 
+# A results folder's record of the model that made it (MTEB's name for it).
+META_FILE = "model_meta.json"
 # The JSON files of a results folder that are not a task's result.
-NOT_RESULTS = frozenset({"model_meta.json", LEGACY_RUN_META})
+NOT_RESULTS = frozenset({META_FILE, LEGACY_RUN_META})
 
 
 def result_paths(folder: Path) -> list[Path]:
@@ -130,7 +145,7 @@ def read_model_folder(
     for path in files:
         try:
             payload = read_json_object(path)
-            if path.name == "model_meta.json":
+            if path.name == META_FILE:
                 model.meta = payload
                 model.name = model_name(folder, payload, table)
             else:
@@ -144,37 +159,11 @@ def read_model_folder(
     return model
 
 
-def recorded_tasks(dirs: list[Path], skipped: list[str]) -> list[Task]:
-    """The tasks a model's task-file runs recorded beside their results (untrusted: a file that
-    is not a declaration the run writes is skipped with the reason)."""
-    from chemteb_eval.tasks.custom import TASK_FILE_SUFFIX, TaskFileError, read_recorded_task
-
-    found = []
-    for path in sorted(p for d in dirs for p in d.glob(f"*{TASK_FILE_SUFFIX}")):
-        try:
-            task = read_recorded_task(path)
-        except TaskFileError as exc:  # its message names the file
-            skipped.append(str(exc))
-            continue
-        except OSError as exc:
-            skipped.append(f"{path}: {exc.strerror or exc}")
-            continue
-        if task.name != path.name.removesuffix(TASK_FILE_SUFFIX):
-            skipped.append(
-                f"{path}: declares a task named {task.name!r}, not the one its file is named "
-                "after; left out (the run writes each task's declaration under its own name)."
-            )
-            continue
-        found.append(task)
-    return found
-
-
 def _read_runs(dirs: list[Path], model: ScannedModel) -> None:
     """Every run's record (``runs.jsonl`` in each revision folder, or a legacy
     ``run_meta.json``), by run id; ``run_meta``, the newest folder's ``latest_run``."""
-    logs = [p for d in dirs for p in (d / RUNS_FILE, d / LEGACY_RUN_META) if p.exists()]
     seen: set[Path] = set()
-    for path in _by_mtime(logs, model.skipped):
+    for path in _by_mtime(record_files(dirs), model.skipped):
         if path.parent in seen:
             continue
         seen.add(path.parent)
@@ -185,3 +174,108 @@ def _read_runs(dirs: list[Path], model: ScannedModel) -> None:
                 model.runs[record["run_id"]] = record
         if records:
             model.run_meta = latest_run(records)
+
+
+# -- model_meta.json: written by the runner through these, read above --------------------------
+
+
+def write_model_meta(folder: Path, record: Mapping[str, Any]) -> None:
+    """Write ``folder``'s ``model_meta.json`` (atomically); ``OSError`` when it cannot be."""
+    write_json_atomic(folder / META_FILE, record)
+
+
+def remove_lone_meta(folder: Path) -> None:
+    """Remove ``folder``'s ``model_meta.json`` when it is all the folder holds (a run that
+    stopped before its first task wrote it); anything else, or an error, leaves it."""
+    with contextlib.suppress(OSError):
+        if [p.name for p in folder.iterdir()] == [META_FILE]:
+            (folder / META_FILE).unlink()
+
+
+def folder_meta_name(folder: Path) -> str | None:
+    """``meta_name`` of ``folder``'s ``model_meta.json``; ``None`` when it has none."""
+    path = folder / META_FILE
+    return meta_name(path) if path.is_file() else None
+
+
+def folder_variant(folder: Path) -> Any:
+    """The ``experiment_kwargs`` ``folder``'s ``model_meta.json`` records (a variant of the
+    model: its vectors compressed, another backend or dtype); ``None`` when it records none or
+    cannot be read."""
+    path = folder / META_FILE
+    if not path.is_file():
+        return None
+    try:
+        return read_json_object(path).get("experiment_kwargs")
+    except (OSError, ValueError):
+        return None
+
+
+def weights_folder(
+    output_dir: Path,
+    name: str,
+    revision: str | None,
+    source: str,
+    weights: str | None,
+    log: Callable[[str], None],
+    experiment: str | None = None,
+) -> Path:
+    """Where the results of model ``name`` at ``revision`` go: ``model_dir`` of them (and below
+    it ``experiments/<experiment>`` for another backend or dtype of the model); for local
+    weights or an API model's probe (``weights``), a folder that holds no other weights'
+    results — neither in the revision folder nor in the experiment's. A folder made by other
+    weights of the same name (``exp1/final`` then ``exp2/final``, or a retrained ``final``) is
+    left alone and the run writes to ``<name>-<fingerprint>`` instead, so two models' scores
+    never mix. ``source`` is where the model was loaded from (a folder written before
+    fingerprints were recorded is this model's when its meta names the same source)."""
+    out = model_dir(output_dir, name, revision)
+
+    def inside(folder: Path) -> Path:
+        return folder / EXPERIMENTS / experiment if experiment else folder
+
+    if weights is None:
+        return inside(out)
+    alternative = model_dir(output_dir, f"{name}-{weights.split(':')[-1][:10]}", revision)
+    for candidate in (out, alternative):
+        owners = _owners(candidate, source, weights) | {
+            _folder_weights(inside(candidate), source, weights)
+        }
+        if owners <= {None, weights}:
+            if candidate is alternative:
+                other = "another model served" if weights.startswith("probe:") else "other weights"
+                log(f"{out} holds results of {other} named {name}; this model's go to {candidate}")
+            return inside(candidate)
+    raise ChemtebError(  # a fingerprint-prefix collision: not seen, but never mix
+        f"--output-dir: {out} and {alternative} both hold other weights' results; pass "
+        "another --output-dir."
+    )
+
+
+def _owners(folder: Path, source: str, weights: str) -> set[str | None]:
+    """The weights that made a revision folder's results and those of every experiment below
+    it (another backend or dtype of a model is still that model: a plain run of other weights
+    must not adopt them as its own variants)."""
+    inside = folder / EXPERIMENTS
+    below = [p for p in inside.iterdir() if p.is_dir()] if inside.is_dir() else []
+    return {_folder_weights(f, source, weights) for f in (folder, *below)}
+
+
+def _folder_weights(folder: Path, source: str, weights: str) -> str | None:
+    """The weights a results folder was made by: its ``model_meta.json``'s fingerprint; for a
+    folder written before fingerprints were recorded, ``weights`` (this model's) when it names
+    this model's own ``source``; ``None`` for a folder with no results; ``"unknown"`` for
+    results whose owner cannot be told (no readable ``model_meta.json``)."""
+    path = folder / META_FILE
+    if not path.exists():
+        held = [p for p in folder.glob("*.json")] if folder.is_dir() else []
+        return "unknown" if held else None
+    try:
+        recorded = read_json_object(path)
+    except (OSError, ValueError):
+        return "unreadable"  # never write into a folder whose owner cannot be told
+    owner = recorded.get("weights")
+    if isinstance(owner, str):
+        return owner
+    if recorded.get("source") == source:
+        return weights  # an earlier version's folder of this very model
+    return "unknown"

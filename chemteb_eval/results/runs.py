@@ -3,7 +3,8 @@
 Each record holds the run's hardware, settings, encoding statistics, per-task statuses and
 errors; each result file names its run by ``chemteb_run_id``. The file name ends in ``.jsonl``
 so that MTEB's loaders, which read every ``*/*/*.json`` of a results folder as a task result,
-never see it. Folders written before this change kept the latest record in ``run_meta.json``
+never see it. This module is the home of ``runs.jsonl``: it alone reads and writes it (the
+runner hands it a record, ``append_run``). Folders written before this change kept the latest record in ``run_meta.json``
 (which breaks MTEB's loaders); a run into such a folder moves that record into ``runs.jsonl``
 (``migrate_run_meta``), and readers still accept it where no ``runs.jsonl`` record exists.
 A record whose ``run_id`` is not a string is kept but names no run.
@@ -11,7 +12,7 @@ A record whose ``run_id`` is not a string is kept but names no run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,11 @@ from .schema import read_json_object
 __all__ = [
     "LEGACY_RUN_META",
     "RUNS_FILE",
+    "append_run",
     "latest_run",
     "migrate_run_meta",
     "read_runs",
+    "record_files",
     "run_record",
 ]
 
@@ -62,6 +65,25 @@ def read_runs(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
         except (OSError, ValueError) as exc:
             problems.append(f"{folder / LEGACY_RUN_META}: {exc}")
     return records, problems
+
+
+def record_files(dirs: Iterable[Path]) -> list[Path]:
+    """The run-record files of ``dirs`` that exist (each folder's ``runs.jsonl``, then its
+    legacy ``run_meta.json``)."""
+    return [p for d in dirs for p in (d / RUNS_FILE, d / LEGACY_RUN_META) if p.exists()]
+
+
+def append_run(folder: Path, record: Mapping[str, Any], log: Callable[[str], None]) -> None:
+    """Append one run's record to ``folder``'s ``runs.jsonl``, a legacy ``run_meta.json``
+    moved in first (``migrate_run_meta``). What could not be done is one ``[warning]`` line on
+    ``log``: the run's results are written either way."""
+    left = migrate_run_meta(folder)
+    if left is not None:
+        log(f"[warning] {left}; remove it to let MTEB read the folder")
+    try:
+        append_json_line(folder / RUNS_FILE, record)
+    except (OSError, ValueError) as exc:  # the results are written; say what was not
+        log(f"[warning] the run's record (hardware, timings) was not written: {exc}")
 
 
 def latest_run(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

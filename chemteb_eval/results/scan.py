@@ -12,6 +12,7 @@ from pathlib import Path
 
 from chemteb_eval.tasks import Task
 from chemteb_eval.tasks.catalog import TaskCatalog
+from chemteb_eval.tasks.recorded import TASK_FILE_SUFFIX
 
 from .inputs import model_table_paths, read_model_table
 from .io import EXPERIMENTS
@@ -137,7 +138,7 @@ def split_versions(scanned: list[ScannedModel]) -> None:
             digest = _result_declaration(task, model)
             if digest is not None and digest != task.declaration_digest():
                 model.skipped.append(
-                    f"{model.folder}: {task.name}.task.yaml declares another task than its "
+                    f"{model.folder}: {task.name}{TASK_FILE_SUFFIX} declares another task than its "
                     f"result was computed from ({task.declaration_digest()}, the result "
                     f"{digest}); left out: edited after the run?"
                 )

@@ -22,40 +22,33 @@ one line naming the key. A local source is named in results by a fingerprint of 
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
-import os
 import re
-from collections.abc import Hashable, Iterable, Mapping
-from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from chemteb_eval.errors import ChemtebError
-
+from .declaration import TaskFileError, dump_declaration, reads_back_as
+from .declaration import parse_declaration as _parse
 from .kinds import KINDS, kind
-from .records import LOCAL_REVISION_PREFIX, PROTOCOLS, Task
+from .records import PROTOCOLS, Task
 from .registry import CUSTOM
+from .source_files import ROW_SUFFIXES as _ROW_SUFFIXES
+from .source_files import fingerprint_files, read_files, snapshot
 
 __all__ = [
     "FORMATS",
-    "TASK_FILE_SUFFIX",
     "TaskFile",
     "TaskFileError",
+    "fingerprint_files",
     "read_files",
-    "read_recorded_task",
     "read_task_file",
     "snapshot",
     "task_files_in",
 ]
 
 FORMATS = ("beir", "hub", "csv", "jsonl", "parquet")
-# Beside a task file's results: ``{Task}.task.yaml``, its declaration (not .json: MTEB's result
-# loaders read every ``*/*/*.json``, and ours every JSON beside the results).
-TASK_FILE_SUFFIX = ".task.yaml"
 _KEYS: tuple[str, ...] = ("name", "type", "description", "source", "splits", "train_split")
 _KEYS += ("columns", "main_score", "prompts", "license", "protocol")
 _SOURCE_KEYS = ("path", "hub", "revision", "format")
@@ -64,14 +57,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.()\-]{0,119}")
 _SPLIT = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
-_FINGERPRINT = re.compile(r"sha256:[0-9a-f]{16}")
 _LICENSE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]{0,63}")  # SPDX ids and the Hub's (cc-by-4.0)
-_MAX_BYTES = 1 << 20  # a task file is a few hundred bytes; 1 MiB bounds what a hostile one costs
-_ROW_SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".parquet": "parquet"}
-
-
-class TaskFileError(ChemtebError, ValueError):
-    """A task file that cannot be read or contradicts itself (the message names the key)."""
 
 
 @dataclass(frozen=True)
@@ -134,8 +120,6 @@ class TaskFile:
     def to_task(self) -> Task:
         """The task record: in the ``custom`` collection, loaded from the Hub at the pinned
         commit (the columns renamed), or from the local source (``builder="custom"``)."""
-        import yaml
-
         return Task(
             name=self.name,
             type=self.type,  # type: ignore[arg-type]  # checked against KINDS
@@ -150,7 +134,7 @@ class TaskFile:
             description=self.description or f"a task declared in {self.path.name}",
             source=self.hub or "a user's files",
             prompts=self.prompts,
-            definition=yaml.safe_dump(self.declaration(), sort_keys=False, allow_unicode=True),
+            definition=dump_declaration(self.declaration()),
             data_format=self.format,
             protocol=self.protocol,
         )
@@ -270,137 +254,6 @@ def read_task_file(
     )
 
 
-def read_recorded_task(path: str | Path) -> Task:
-    """The task a results folder recorded (``{Task}.task.yaml``, written by the run): checked as
-    a task file is, but its files are not needed — the recorded fingerprint names the data.
-
-    Raises:
-        TaskFileError: the file is unreadable, or not a declaration the run writes.
-    """
-    path = Path(path)
-    data = _parse(path, None)
-    src = data.get("source")
-    if not isinstance(src, dict):
-        raise TaskFileError(f"{path}: source is missing.")
-    where = str(path)
-    if "hub" in src:
-        return read_task_file(path, data=data).to_task()
-    fingerprint = src.get("fingerprint")
-    if not isinstance(fingerprint, str) or not _FINGERPRINT.fullmatch(fingerprint):
-        raise TaskFileError(f"{where}: source.fingerprint {fingerprint!r} is not sha256:<16 hex>.")
-    fmt = src.get("format")
-    if fmt not in FORMATS:
-        raise TaskFileError(f"{where}: source.format {fmt!r}; use one of {list(FORMATS)}.")
-    # checked as a task file whose source is this very folder (it exists), then re-pointed
-    checked = dict(data, source={"path": ".", "format": fmt})
-    declared = read_task_file(path, data=checked, fingerprint=fingerprint)
-    return replace(
-        declared, written=src.get("path") if isinstance(src.get("path"), str) else None
-    ).to_task()
-
-
-def _parse(path: Path, text: str | None) -> dict[str, Any]:
-    if text is None:
-        try:
-            if not path.is_file():
-                raise TaskFileError(f"--task-file: {path} is not a file.")
-            if path.stat().st_size > _MAX_BYTES:
-                raise TaskFileError(f"{path}: over 1 MiB; a task file declares, it holds no data.")
-            text = path.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TaskFileError(f"{path}: cannot be read ({exc}).") from None
-    try:
-        if path.suffix == ".json":
-            data = json.loads(text, object_pairs_hook=_unique_pairs)
-        else:
-            import yaml
-
-            data = yaml.load(text, Loader=_unique_key_loader())  # a SafeLoader: safe_load's
-    except _KeyTwice as twice:
-        line = twice.line if twice.line is not None else _json_key_line(text, twice.key)
-        at = f"{path}:{line}" if line is not None else f"{path}"
-        raise TaskFileError(
-            f"{at}: key {twice.key!r} is written twice in one mapping; keep one (a reader "
-            "would silently keep the last)."
-        ) from None
-    except RecursionError:
-        raise TaskFileError(f"{path}: nested too deeply to be a task file.") from None
-    except ValueError as exc:
-        raise TaskFileError(f"{path}: not valid JSON ({exc}).") from None
-    except Exception as exc:  # yaml.YAMLError and its line, without importing yaml up front
-        raise TaskFileError(f"{path}: not valid YAML ({' '.join(str(exc).split())}).") from None
-    if not isinstance(data, dict):
-        raise TaskFileError(f"{path}: must be a mapping of keys (name, type, source, ...).")
-    return data
-
-
-class _KeyTwice(Exception):  # raised inside the parsers; _parse makes it a TaskFileError
-    """A mapping of a task file that writes ``key`` twice (``line``: YAML's, from 1)."""
-
-    def __init__(self, key: Any, line: int | None = None) -> None:
-        super().__init__(key, line)
-        self.key, self.line = key, line
-
-
-@functools.lru_cache(maxsize=1)
-def _unique_key_loader() -> type:
-    """``yaml.SafeLoader`` that refuses a key written twice in one mapping, where YAML's own
-    keeps the last silently (``name:`` twice, or ``columns: {text: a, text: b}``). Built on
-    first use, so that importing this module does not import yaml."""
-    import yaml
-
-    class UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # yaml has no type hints
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            if isinstance(node, yaml.MappingNode):
-                seen: set[Any] = set()
-                for key_node, _ in node.value:
-                    if key_node.tag == "tag:yaml.org,2002:merge":
-                        continue  # "<<: *defaults": keys it brings may be overridden
-                    key = self.construct_object(key_node, deep=True)
-                    if not isinstance(key, Hashable):
-                        continue  # refused by the constructor below, with yaml's own message
-                    if key in seen:
-                        raise _KeyTwice(key, key_node.start_mark.line + 1)
-                    seen.add(key)
-            return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
-
-    return UniqueKeyLoader
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``json.loads``'s ``object_pairs_hook``: one JSON object, refused if it writes a key
-    twice (``json`` keeps the last silently)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _KeyTwice(key)
-        out[key] = value
-    return out
-
-
-# A JSON string, or a bracket outside one: enough to follow the objects of a valid document.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
-_JSON_COLON = re.compile(r"\s*:")
-
-
-def _json_key_line(text: str, key: str) -> int | None:
-    """The line (from 1) where ``key`` is written a second time in one object of valid JSON
-    ``text``: ``json`` gives its hooks no positions, so the document is walked again."""
-    objects: list[set[str] | None] = []  # per open bracket: an object's keys, or None (array)
-    for token in _JSON_TOKEN.finditer(text):
-        mark = token.group()
-        if mark in ("{", "["):
-            objects.append(set() if mark == "{" else None)
-        elif mark in ("}", "]"):
-            objects.pop()
-        elif objects and objects[-1] is not None and _JSON_COLON.match(text, token.end()):
-            name = json.loads(mark)
-            if name == key and name in objects[-1]:
-                return text.count("\n", 0, token.start()) + 1
-            objects[-1].add(name)
-    return None
-
-
 def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str:
     value = data.get(key)
     if value is None:
@@ -415,11 +268,9 @@ def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = Fal
 def _license(data: Mapping[str, Any], where: str) -> str:
     """A licence id as the Hub's card header takes it (``mit``, ``cc-by-sa-4.0``): one word,
     so it can neither end the card's YAML header nor add a key to it."""
-    import yaml
-
     value = _text(data, "license", where)
     # and read back as the very text by a YAML reader (not null, true, 1.0 or 0x1F)
-    if value and (not _LICENSE.fullmatch(value) or yaml.safe_load(value) != value):
+    if value and (not _LICENSE.fullmatch(value) or not reads_back_as(value)):
         raise TaskFileError(
             f"{where}: license {value!r} is not a licence id; use one such as mit, "
             "apache-2.0, cc-by-4.0 or other."
@@ -571,151 +422,3 @@ def _infer_format(source: Path, where: str) -> str:
     )
 
 
-def read_files(source: Path, fmt: str, splits: tuple[str, ...], train: str | None) -> list[Path]:
-    """The files a run reads from ``source`` (those that exist): the split files of rows, BEIR's
-    three, or a Hub-layout folder's card and every file its ``configs`` name (``datasets``
-    reads those, CSV and JSON as well as Parquet) — so results or notes kept in the same folder
-    never change the data's fingerprint, and no file the loader reads is left out of it.
-
-    Raises:
-        TaskFileError: a file that resolves outside ``source`` (a link out of it, a card's
-            pattern with ``..``, an absolute path or a URL): nothing outside is ever read.
-    """
-    if source.is_file():
-        return [source]
-    wanted = [*splits, *([train] if train else [])]
-    if fmt == "beir":
-        names = ["corpus.jsonl", "queries.jsonl", *(f"qrels/{s}.tsv" for s in wanted)]
-        found = [source / n for n in names]
-    elif fmt == "hub":
-        found = [source / "README.md", *_card_files(source)]
-    else:
-        found = [source / f"{s}{_SUFFIXES[fmt]}" for s in wanted]
-    files = list(dict.fromkeys(p for p in found if p.is_file()))
-    inside = source.resolve()
-    for file in files:
-        if not file.resolve().is_relative_to(inside):
-            raise TaskFileError(
-                f"source.path: {file} leads outside {source} (to {file.resolve()}); a task "
-                "reads only the files inside its source folder: copy the file in."
-            )
-    return files
-
-
-# The suffixes ``datasets`` reads as data when a card names no files (its folder inference).
-_DATA_SUFFIXES = (".parquet", ".arrow", ".csv", ".tsv", ".json", ".jsonl", ".txt")
-
-
-def _card_files(source: Path) -> list[Path]:
-    """The files a Hub-layout folder's card (``README.md``) points ``datasets`` to: every
-    ``configs[].data_files`` pattern, matched inside the folder; a card with no ``configs``,
-    every data file in the folder (what ``datasets`` then infers from)."""
-    card = source / "README.md"
-    configs = _card_configs(card) if card.is_file() else None
-    if configs is None:
-        return sorted(
-            p
-            for p in source.rglob("*")
-            if p.suffix.lower() in _DATA_SUFFIXES
-            and p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(source).parts)
-        )
-    found: list[Path] = []
-    for pattern in _patterns(configs, card):
-        posix = PurePosixPath(pattern)
-        if posix.is_absolute() or ".." in posix.parts or "://" in pattern or ":" in posix.parts[0]:
-            raise TaskFileError(
-                f"{card}: data_files {pattern!r} points outside the folder; a task reads only "
-                "the files inside its source folder: name them relative to it."
-            )
-        found += sorted(p for p in source.glob(pattern) if p.is_file())
-    return found
-
-
-def _card_configs(card: Path) -> list[Any] | None:
-    """The card's ``configs`` list (its YAML front matter), or ``None`` when it has none."""
-    import yaml
-
-    try:
-        text = card.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFileError(f"{card}: cannot be read ({exc}).") from None
-    if not text.startswith("---"):
-        return None
-    front = text[3:].split("\n---", 1)[0]
-    try:
-        meta = yaml.safe_load(front)
-    except Exception as exc:  # yaml.YAMLError: the card is the user's
-        raise TaskFileError(f"{card}: its YAML header is not valid ({exc}).") from None
-    configs = meta.get("configs") if isinstance(meta, dict) else None
-    return configs if isinstance(configs, list) else None
-
-
-def _patterns(configs: list[Any], card: Path) -> list[str]:
-    """Every ``data_files`` pattern of the card's configs (a string, a list of strings, or
-    ``{split, path}`` entries whose path is a string or a list)."""
-    out: list[str] = []
-    for config in configs:
-        files = config.get("data_files") if isinstance(config, dict) else None
-        entries = files if isinstance(files, list) else [files] if files is not None else []
-        for entry in entries:
-            paths = entry.get("path") if isinstance(entry, dict) else entry
-            for one in paths if isinstance(paths, list) else [paths]:
-                if not isinstance(one, str) or not one.strip():
-                    raise TaskFileError(f"{card}: a data_files entry is {one!r}, not a path.")
-                out.append(one)
-    return out
-
-
-_SUFFIXES = {fmt: suffix for suffix, fmt in _ROW_SUFFIXES.items()}
-
-
-def fingerprint_files(source: Path, files: list[Path] | None = None) -> str:
-    """``sha256:`` + 16 hex digits over the relative names and bytes of ``files`` (default
-    every file under ``source``, or the file itself), in sorted order: the same files give the
-    same value on any machine, and any changed byte another."""
-    if files is None:
-        files = [source] if source.is_file() else [p for p in source.rglob("*") if p.is_file()]
-    return _digest(source, files, None)
-
-
-def snapshot(source: Path, files: list[Path], dest: Path) -> tuple[Path, str]:
-    """Copy ``files`` of ``source`` into the folder ``dest``, hashing the very bytes copied:
-    the data is then read from the copy, so what is scored is exactly what the fingerprint
-    (``fingerprint_files``'s value for the same bytes) names, whatever happens to ``source``
-    meanwhile (a file edited while the model loads). Copies get a fixed modification time, so
-    ``datasets`` keys its cache by content, not by the copy's moment.
-
-    Returns:
-        (the copy of ``source`` — a file or ``dest`` itself, the fingerprint).
-    """
-    fingerprint = _digest(source, files, dest)
-    return (dest / source.name if source.is_file() else dest), fingerprint
-
-
-def _digest(source: Path, files: list[Path], dest: Path | None) -> str:
-    digest = hashlib.sha256()
-    for file in sorted(files):
-        name = file.name if source.is_file() else file.relative_to(source).as_posix()
-        digest.update(name.encode("utf-8") + b"\0")
-        target = dest / name if dest is not None else None
-        try:
-            with ExitStack() as stack:
-                handle = stack.enter_context(file.open("rb"))
-                out = None
-                if target is not None:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    out = stack.enter_context(target.open("wb"))
-                for block in iter(functools.partial(handle.read, 1 << 20), b""):
-                    digest.update(block)
-                    if out is not None:
-                        out.write(block)
-            if target is not None:
-                os.utime(target, (_FIXED_MTIME, _FIXED_MTIME))
-        except OSError as exc:
-            raise TaskFileError(f"source.path: {file} cannot be read ({exc.strerror}).") from None
-        digest.update(b"\0")
-    return LOCAL_REVISION_PREFIX + digest.hexdigest()[:16]
-
-
-_FIXED_MTIME = 1_000_000_000  # 2001-09-09: a copy's time says nothing about its content

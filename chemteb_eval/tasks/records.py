@@ -10,6 +10,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from types import MappingProxyType
 from typing import Literal
 
+from .declaration import Declaration, declaration_of
 from .kinds import KINDS, TASK_TYPES, TaskType, kind
 
 # The keys each type's scoring function reports; a task's main score must be one of them.
@@ -224,6 +225,12 @@ class Task:
                 raise ValueError(
                     f"known_revisions: {rev!r} of task {self.name} is not a 40-hex commit."
                 )
+
+    @property
+    def declared(self) -> Declaration:
+        """A user's task's declaration (``definition``) parsed, once per text
+        (``tasks.declaration``): what the runner and the data loader read of it."""
+        return declaration_of(self.definition)
 
     def declaration_digest(self) -> str:
         """``sha256:`` + 16 hex digits over every field that changes a number this task scores
