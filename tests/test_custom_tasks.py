@@ -244,7 +244,7 @@ def test_the_tables_cover_every_type_a_task_file_may_declare() -> None:
 
 
 def _run(task_files: list[Path], out: Path, lines: list[str] | None = None) -> Any:
-    from chemteb_eval.cli.evaluate import _custom_tasks
+    from chemteb_eval.cli.run import _custom_tasks
 
     tasks, paths = _custom_tasks([str(p) for p in task_files])
     return run(
@@ -355,7 +355,7 @@ def test_prompts_of_a_task_file_reach_the_model(tmp_path: Path) -> None:
             seen.append(prompt)
             return super().encode(texts, prompt=prompt, batch_size=batch_size)
 
-    from chemteb_eval.cli.evaluate import _custom_tasks
+    from chemteb_eval.cli.run import _custom_tasks
 
     tasks, paths = _custom_tasks([str(task_file)])
     run(
@@ -376,7 +376,7 @@ _HUB_RUN = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from tests.helpers.hashing_encoder import HashingEncoder
-from chemteb_eval.cli.evaluate import _custom_tasks
+from chemteb_eval.cli.run import _custom_tasks
 from chemteb_eval.runner import run
 tasks, paths = _custom_tasks([sys.argv[2]])
 report = run(HashingEncoder(), tasks=tasks, data_paths=paths, output_dir=sys.argv[3],
@@ -594,7 +594,7 @@ def test_a_recorded_task_under_another_name_is_said_and_compare_knows_custom_tas
 
 
 def _custom_tasks_of(files: list[Path]) -> Any:
-    from chemteb_eval.cli.evaluate import _custom_tasks
+    from chemteb_eval.cli.run import _custom_tasks
 
     return _custom_tasks([str(p) for p in files])
 

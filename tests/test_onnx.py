@@ -128,7 +128,7 @@ def test_engine_budget_batches_many_texts() -> None:
 
 
 def test_cli_runtime_choices_agree_with_the_models_room() -> None:
-    from chemteb_eval.cli import evaluate
+    from chemteb_eval.cli import run as evaluate
 
     assert evaluate._RUNTIMES == RUNTIMES and evaluate._DEFAULT_RUNTIME == DEFAULT_RUNTIME
 

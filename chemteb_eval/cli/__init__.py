@@ -1,7 +1,7 @@
 """The ``chemteb`` command: argument parsing and printing only.
 
-Each command's arguments sit beside its handler (``evaluate.py``, ``hub.py``,
-``chemteb_eval/chembench/cli.py``); ``build_parser`` only wires them together.
+Each command's arguments sit beside its handler (``evaluate.py``, ``run.py``, ``rank.py``,
+``hub.py``, ``chemteb_eval/chembench/cli.py``); ``build_parser`` only wires them together.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from chemteb_eval import __version__
 from chemteb_eval.chembench.cli import add_chembench
 from chemteb_eval.errors import ChemtebError
 
-from . import evaluate, hub
+from . import evaluate, hub, rank, run
 
 __all__ = ["build_parser", "main"]
 
 COMMANDS = (
     evaluate.add_metrics,
     evaluate.add_list,
-    evaluate.add_run,
-    evaluate.add_rank,
+    run.add_run,
+    rank.add_rank,
     evaluate.add_export,
     evaluate.add_compare,
     evaluate.add_compare_domains,

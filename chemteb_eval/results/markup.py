@@ -13,7 +13,7 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["md", "md_code", "plot_text", "printable"]
+__all__ = ["md", "md_code", "plot_text", "printable", "shown"]
 
 # ":" too: "http\://" is not autolinked (GitHub-flavoured Markdown links bare URLs)
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|<>~&$:])")
@@ -33,6 +33,13 @@ def printable(text: Any) -> str:
     row could read as another's), any other control or format character — as ``?``; a tab
     as a space. What the CLI's lines do too."""
     return "".join(c if c.isprintable() else " " if c == "\t" else "?" for c in str(text))
+
+
+def shown(text: object) -> str:
+    """Untrusted text (a model name, a file path) as a terminal line shows it: control
+    characters — an escape sequence recolouring the screen or setting the title, a newline
+    breaking a table row — become "?" (a tab too: the CLI's tables)."""
+    return "".join(c if c.isprintable() else "?" for c in str(text))
 
 
 def md(text: Any) -> str:
