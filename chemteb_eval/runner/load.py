@@ -4,7 +4,6 @@ results folder they own)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -178,8 +177,6 @@ def api_identity(encoder: Encoder, cache: Path | None, log: Log) -> str | None:
     if not before and cache is not None:
         variant = cache_variant(meta.framework, "float32")
         old, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, None, variant)
-        new, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)
-        if old.is_file() and not new.exists():
-            for file in EmbeddingCache.files(old):  # the index, its log, its vector files
-                os.replace(file, new.parent / f"{new.stem}{file.name[len(old.stem) :]}")
+        new, ident = EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)
+        EmbeddingCache.adopt(old, new, ident)  # nothing to move, or new exists: left as it is
     return label
