@@ -420,5 +420,3 @@ def _infer_format(source: Path, where: str) -> str:
         f"{where}: source.path {source}: cannot tell its format (found "
         f"{sorted(found) or 'no .csv, .jsonl or .parquet files'}); set source.format."
     )
-
-

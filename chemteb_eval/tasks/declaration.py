@@ -208,5 +208,3 @@ def _json_key_line(text: str, key: str) -> int | None:
                 return text.count("\n", 0, token.start()) + 1
             objects[-1].add(name)
     return None
-
-
