@@ -1,6 +1,8 @@
 """Run a benchmark: tasks -> data -> engine -> scoring -> MTEB-layout result files.
 
-``run`` (``stages.py``) goes through named stages; ``kinds.py`` holds, per task type, the texts a
+``run`` (``stages.py``) orders the stages, each a module: ``plan.py`` (what is pending, what is
+stale), ``load.py`` (the model, each task's data), ``encode.py``, ``score.py`` and ``write.py``;
+``values.py`` holds what they hand each other. ``kinds.py`` holds, per task type, the texts a
 split needs embedded and how it is scored.
 """
 
