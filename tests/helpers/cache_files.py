@@ -1,85 +1,85 @@
-"""The embedding cache's files read and rewritten by hand, independently of ``engine/cache.py``
-and ``engine/_vectors.py``: tests that count committed vectors, compare two caches' vectors or
-damage one row go through here, so they hold for the layout of issue 39 (vectors in array
-files, blocks in SQLite) and for the layout before it (vectors as rows of table ``emb``)."""
+"""The embedding cache's files read and rewritten by hand, independently of ``engine/cache.py``:
+tests that count committed vectors, compare two caches' vectors or damage one go through here.
+
+The layout (issue 45): a model's cache is a folder ``<model>-<digest>.vectors`` of block files
+``<number>.block``, each ``b"chemteb-block-v2"``, the JSON header's length (u64 little-endian),
+the header (``cache``, ``dim``, ``count``, ``replace``, ``lines``, ``keys``), the keys as
+``lines`` bytes of UTF-8 lines (or ``keys``, a JSON list), zeros to a multiple of 8, ``count``
+float64 costs, ``count`` x ``dim`` float32 vectors. A key written twice: the last replacing
+block's vector wins, else the first block's."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
-HEADER = 64  # the array files' header: b"chemteb-vectors1", the dimension, zeros
+import numpy as np
 
 
-def _blocks(db: sqlite3.Connection) -> list[tuple[int, int, int, int, int, bytes, str | None]]:
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if "blocks" not in tables:
-        return []
-    return db.execute(
-        "SELECT id, dim, start, count, replace, digests, keys FROM blocks ORDER BY id"
-    ).fetchall()
+def blocks(path: Path) -> list[tuple[Path, dict[str, Any], list[str], int]]:
+    """Every block file of the cache at ``path`` in number order: (file, header, keys, the
+    byte where its vectors start)."""
+    out = []
+    for file in sorted(path.glob("*.block"), key=lambda f: int(f.stem)):
+        data = file.read_bytes()
+        assert data[:16] == b"chemteb-block-v2", file
+        size = int.from_bytes(data[16:24], "little")
+        head = json.loads(data[24 : 24 + size])
+        lines = data[24 + size : 24 + size + head["lines"]]
+        keys = head["keys"] if head["keys"] is not None else lines.decode().split("\n")
+        at = 24 + size + head["lines"]
+        at += -at % 8 + 8 * head["count"]
+        out.append((file, head, keys, at))
+    return out
 
 
 def stored_vectors(path: Path) -> dict[str, bytes]:
-    """Every key's stored vector (float32 bytes), the winner where one was written twice: the
-    last replacing write, else the first; rows of the layout before where no block has it."""
-    db = sqlite3.connect(path)
-    try:
-        out: dict[str, bytes] = {}
-        for _, dim, start, count, replace, digests, odd in _blocks(db):
-            names = json.loads(odd) if odd else {}
-            data = path.with_suffix(f".{dim}d.f32").read_bytes()
-            assert data[:16] == b"chemteb-vectors1"
-            assert int.from_bytes(data[16:20], "little") == dim
-            for i in range(count):
-                key = names.get(str(i), digests[32 * i : 32 * i + 32].hex())
-                offset = HEADER + (start + i) * 4 * dim
-                if replace or key not in out:
-                    out[key] = data[offset : offset + 4 * dim]
-        for key, vec in db.execute("SELECT key, vec FROM emb"):
-            out.setdefault(key, vec)
-        return out
-    finally:
-        db.close()
+    """Every key's stored vector (float32 bytes), the winner where one was written twice."""
+    out: dict[str, bytes] = {}
+    for file, head, keys, at in blocks(path):
+        data, width = file.read_bytes(), 4 * head["dim"]
+        for i, key in enumerate(keys):
+            if head["replace"] or key not in out:
+                out[key] = data[at + i * width : at + (i + 1) * width]
+    return out
 
 
 def committed(path: Path) -> int:
-    """How many vectors the cache's index has committed (blocks' counts and old rows)."""
-    db = sqlite3.connect(path)
-    try:
-        n = db.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
-        return int(n) + sum(block[3] for block in _blocks(db))
-    finally:
-        db.close()
+    """How many vectors the cache's blocks hold (a key written twice counted twice)."""
+    return sum(head["count"] for _, head, _, _ in blocks(path))
 
 
-def to_old_layout(path: Path) -> None:
-    """Rewrite a cache as caches were before issue 39: every vector a row of ``emb`` (its
-    width in ``dim``), costs in ``cost``, no blocks and no array files."""
+def legacy(path: Path) -> Path:
+    """The SQLite file a cache of the layout before issue 45 kept beside ``path``."""
+    return path.with_suffix(".sqlite")
+
+
+def to_old_layout(path: Path) -> Path:
+    """Rewrite a cache as caches were before issue 39: one SQLite file of rows (every vector a
+    row of ``emb``, its width in ``dim``, costs in ``cost``), its blocks removed; that file."""
     vectors = stored_vectors(path)
-    db = sqlite3.connect(path)
+    dims = {k: h["dim"] for _, h, keys, _ in blocks(path) for k in keys}
+    old = legacy(path)
+    db = sqlite3.connect(old)
     try:
-        dims = {}
-        for _, dim, _, count, _, digests, odd in _blocks(db):
-            names = json.loads(odd) if odd else {}
-            for i in range(count):
-                dims[names.get(str(i), digests[32 * i : 32 * i + 32].hex())] = dim
         with db:
-            db.execute("DELETE FROM blocks")
+            db.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT UNIQUE, dim INTEGER, vec BLOB)")
+            db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
+            db.execute("CREATE TABLE IF NOT EXISTS cost (key TEXT PRIMARY KEY, seconds REAL)")
             db.executemany(
                 "INSERT OR REPLACE INTO emb VALUES (?, ?, ?)",
-                [(k, dims.get(k, len(v) // 4), v) for k, v in vectors.items()],
+                [(k, dims[k], v) for k, v in vectors.items()],
             )
     finally:
         db.close()
-    for file in path.parent.glob(f"{path.stem}.*d.f32"):
+    for file in path.iterdir():
         file.unlink()
+    path.rmdir()
+    return old
 
 
-def text_digest(key: str) -> bytes:
-    """The digest a block stores for ``key`` (a text key's own bytes, else a hash)."""
-    if len(key) == 64 and set(key) <= set("0123456789abcdef"):
-        return bytes.fromhex(key)
-    return hashlib.sha256(b"chemteb-key\x00" + key.encode()).digest()
+def vectors_of(path: Path, key: str) -> np.ndarray:
+    """One key's stored vector, read by hand."""
+    return np.frombuffer(stored_vectors(path)[key], dtype=np.float32)
