@@ -139,6 +139,7 @@ def _filled_cache(root: Path) -> tuple[HashingEncoder, Path]:
 
 def test_item7_a_file_that_is_not_a_database_is_one_line(tmp_path: Path) -> None:
     encoder, path = _filled_cache(tmp_path / "c")
+    path = to_old_layout(path)  # a cache of the layout before, to convert
     path.write_bytes(b"this is not SQLite" * 100)
     with pytest.raises(ChemtebError, match=r"is damaged or not a cache .*delete it .*--no-cache"):
         EmbeddingCache(path.parent, encoder.meta.name, encoder.meta.revision, "tests")
@@ -155,6 +156,7 @@ def test_item7_a_file_that_is_not_a_database_is_one_line(tmp_path: Path) -> None
 
 def test_item7_a_truncated_database_is_one_line(tmp_path: Path) -> None:
     encoder, path = _filled_cache(tmp_path / "c")
+    path = to_old_layout(path)  # a cache of the layout before, to convert
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(ChemtebError, match="damaged"):
@@ -176,8 +178,8 @@ def test_item7_a_damaged_row_is_encoded_again_with_a_warning(tmp_path: Path, dam
         "not_bytes": "text",
     }[damage]
     dim = 15 if damage == "wrong_dim" else 16
-    to_old_layout(path)  # the rows of caches written before issue 39 (see test_cache_layout)
-    with sqlite3.connect(path) as db:
+    # the rows of caches written before issue 39 (see test_cache_layout), converted at open
+    with sqlite3.connect(to_old_layout(path)) as db:
         db.execute("UPDATE emb SET vec = ?, dim = ? WHERE key = ?", (blob, dim, key))
     cache = EmbeddingCache(path.parent, encoder.meta.name, encoder.meta.revision, "tests")
     with pytest.warns(UserWarning, match="1 stored vector"):

@@ -782,8 +782,8 @@ def test_item19_a_cache_file_with_another_layout_is_one_line(tmp_path: Path) -> 
     probe = EmbeddingCache(tmp_path, "org/m", "a" * 40, "org/m")
     path = probe.path
     probe.close()
-    path.unlink()
-    db = sqlite3.connect(path)
+    path.rmdir()
+    db = sqlite3.connect(path.with_suffix(".sqlite"))  # a cache of the layout before
     db.execute("CREATE TABLE emb (key TEXT PRIMARY KEY, vector BLOB)")
     db.commit()
     db.close()

@@ -254,7 +254,7 @@ def test_another_model_served_under_the_same_name_gets_its_own_cache_and_results
     assert (
         metas[0]["weights"].startswith("probe:16d-") and metas[0]["weights"] != metas[1]["weights"]
     )
-    assert len(list((tmp_path / "cache").glob("*.sqlite"))) == 2  # its own cache entries
+    assert len(list((tmp_path / "cache").glob("*.vectors"))) == 2  # its own cache entries
     assert other.encoding["cache_hits"] == 0
 
 
@@ -285,7 +285,7 @@ def test_an_api_cache_written_before_probes_is_kept(tmp_path: Path) -> None:
         engine.prefetch(("", t) for t in [*data.sentences1, *data.sentences2])
         engine.close()
         store.close()
-        assert old.is_file()
+        assert old.is_dir()  # the cache keyed by the URL
         report = run("openai:local-embed", output_dir=tmp_path / "results", **kwargs)
     assert report.encoding["cache_hits"] == report.encoding["unique"] > 0  # nothing re-encoded
     assert not old.exists()

@@ -222,8 +222,8 @@ def test_cache_hits_never_negative_when_embed_encodes_what_prefetch_never_counte
     first.close()
     cache.close()
     # one stored row damaged: prefetch counts it a hit, embed() encodes it again
-    to_old_layout(cache.path)  # an old cache's row (the array files' damage: test_cache_layout)
-    with sqlite3.connect(cache.path) as db:
+    # an old cache's row (damage in block files: test_cache_layout)
+    with sqlite3.connect(to_old_layout(cache.path)) as db:
         db.execute("UPDATE emb SET vec = ? WHERE key = ?", (b"bad", text_key("", texts[0])))
     cache = _cache(tmp_path, encoder)
     engine = EmbeddingEngine(encoder, cache, batch_size=4, progress=False)

@@ -327,7 +327,7 @@ def test_a_run_records_the_backend_that_ran(small_suite: Path, tmp_path: Path) -
         assert report.encoding["cache_hits"] == 0  # the onnx run did not reuse torch's vectors
         scores[backend] = report.main_scores[task.name]
     assert abs(scores["onnx"] - scores["torch"]) < 1e-4
-    assert len(list((tmp_path / "cache").glob("*.sqlite"))) == 2
+    assert len(list((tmp_path / "cache").glob("*.vectors"))) == 2
 
 
 @pytest.mark.slow

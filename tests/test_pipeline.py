@@ -35,26 +35,24 @@ def test_the_writer_thread_commits_every_block_before_anything_is_read(tmp_path:
     cache.close()
 
 
-def test_a_new_cache_file_has_the_fast_layout_and_an_old_one_still_works(tmp_path: Path) -> None:
+def test_a_new_cache_has_the_block_layout_and_an_old_one_still_works(tmp_path: Path) -> None:
+    from .helpers.cache_files import blocks, to_old_layout
+
     encoder = HashingEncoder()
     engine, cache = _engine(tmp_path, encoder)
     engine.prefetch(("", t) for t in TEXTS[:10])
     engine.close()
     cache.close()
-    with sqlite3.connect(cache.path) as db:
-        sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'emb'").fetchone()[0]
-        assert "WITHOUT ROWID" not in sql and "UNIQUE" in sql
-        assert db.execute("PRAGMA page_size").fetchone()[0] == 16384
-    # a file in the layout caches had before: read and written as it is
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{cache.path}{suffix}").unlink(missing_ok=True)
-    with sqlite3.connect(cache.path) as db:
-        db.execute("CREATE TABLE emb (key TEXT PRIMARY KEY, dim INTEGER, vec BLOB) WITHOUT ROWID")
+    assert sum(head["count"] for _, head, _, _ in blocks(cache.path)) == 10
+    # a file in the layout caches had before: read, converted, and grown
+    with sqlite3.connect(to_old_layout(cache.path)) as db:
+        assert db.execute("SELECT COUNT(*) FROM emb").fetchone()[0] == 10
     engine, cache = _engine(tmp_path, encoder)
-    engine.prefetch(("", t) for t in TEXTS[:10])
+    engine.prefetch(("", t) for t in TEXTS[:12])
     assert np.array_equal(
-        engine.embed(TEXTS[:10], ""), encoder.encode(TEXTS[:10], prompt="", batch_size=32)
+        engine.embed(TEXTS[:12], ""), encoder.encode(TEXTS[:12], prompt="", batch_size=32)
     )
+    assert engine.stats.cache_hits == 10
     engine.close()
     cache.close()
 
@@ -127,7 +125,9 @@ def test_minilm_gives_the_same_vectors_pipelined(
 # -- what the outside attack on issue 30 found, fixed ----------------------------------------
 
 
-def test_a_full_disk_is_said_as_such_and_the_cache_kept(tmp_path: Path) -> None:
+def test_a_full_disk_is_said_as_such_and_the_cache_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from chemteb_eval.errors import ChemtebError
 
     encoder = HashingEncoder(dim=384)
@@ -135,9 +135,13 @@ def test_a_full_disk_is_said_as_such_and_the_cache_kept(tmp_path: Path) -> None:
     keys = [f"k{i}" for i in range(600)]
     vectors = np.ones((600, 384), dtype=np.float32)
     assert cache.put(keys[:10], vectors[:10])
-    cache._db.execute(
-        f"PRAGMA max_page_count={cache._db.execute('PRAGMA page_count').fetchone()[0] + 2}"
-    )
+    import errno
+    import os
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "link", full)
     with pytest.raises(ChemtebError, match="the disk is full") as caught:
         cache.put(keys[10:], vectors[10:])
     assert "rm " not in str(caught.value)
@@ -159,17 +163,14 @@ def test_a_read_only_cache_reads_the_rows_its_write_ahead_log_holds(
     keys = [f"k{i}" for i in range(50)]
     vectors = encoder.encode(keys, prompt="", batch_size=50)
     cache.put(keys, vectors)
-    # a killed writer: the committed rows still in the -wal file, never checkpointed
+    # a copy of the cache's files, as moving a cache moves them (its blocks)
     copy = tmp_path / "copy"
-    copy.mkdir()
-    for file in EmbeddingCache.files(cache.path):  # the index, its log, the vectors
-        shutil.copy(file, copy / file.name)
+    (copy / cache.path.name).mkdir(parents=True)
+    for file in EmbeddingCache.files(cache.path):
+        shutil.copy(file, copy / cache.path.name / file.name)
     cache.close()
 
-    def refuse(self: Any, ident: str, wait: float = 60.0) -> Any:
-        raise sqlite3.OperationalError("attempt to write a readonly database")
-
-    monkeypatch.setattr(EmbeddingCache, "_open_writable_when_free", refuse)
+    monkeypatch.setattr(EmbeddingCache, "_writable", lambda self: False)
     with pytest.warns(UserWarning, match="read-only"):
         reader = EmbeddingCache(copy, encoder.meta.name, encoder.meta.revision, "t")
     assert reader.read_only and set(reader.lookup(keys)) == set(keys)

@@ -118,7 +118,7 @@ def test_killed_run_resumes_from_the_cache_with_identical_scores(
     deadline = time.time() + 120
     db = None
     while time.time() < deadline:
-        dbs = list(cache.glob("*.sqlite"))
+        dbs = list(cache.glob("*.vectors"))
         if dbs:
             import sqlite3
 

@@ -34,7 +34,7 @@ _SCRIPT = textwrap.dedent("""
 
 
 def _vectors(cache: Path) -> dict[str, bytes]:
-    (db,) = cache.glob("*.sqlite")
+    (db,) = cache.glob("*.vectors")
     return stored_vectors(db)
 
 
