@@ -547,15 +547,15 @@ def test_a_file_where_the_cache_folder_should_be_is_one_line(tmp_path: Path) -> 
 
 
 def test_an_api_models_cache_adopted_under_its_label_is_served(tmp_path: Path) -> None:
-    old, _ = EmbeddingCache.path_for(tmp_path, "m", None, "http://x", None)
-    new, ident = EmbeddingCache.path_for(tmp_path, "m", None, "http://x", "label-1")
+    old, old_ident = EmbeddingCache.path_for(tmp_path, "m", None, "http://x", None)
+    new, _ = EmbeddingCache.path_for(tmp_path, "m", None, "http://x", "label-1")
     cache = EmbeddingCache(tmp_path, "m", None, "http://x", fingerprint="http://x")
     cache.put(["k"], _vectors(1))
     cache.close()
-    assert EmbeddingCache.adopt(old, new, ident) and not old.exists()
+    assert EmbeddingCache.adopt(old, new, old_ident) and not old.exists()
     again = EmbeddingCache(tmp_path, "m", None, "http://x", fingerprint="label-1")
     assert again.path == new and np.array_equal(again.get(["k"]), _vectors(1))
-    assert not EmbeddingCache.adopt(old, new, ident)  # nothing left to move
+    assert not EmbeddingCache.adopt(old, new, old_ident)  # nothing left to move
     again.close()
 
 

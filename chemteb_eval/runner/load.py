@@ -176,7 +176,7 @@ def api_identity(encoder: Encoder, cache: Path | None, log: Log) -> str | None:
         )
     if not before and cache is not None:
         variant = cache_variant(meta.framework, "float32")
-        old, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, None, variant)
-        new, ident = EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)
+        old, ident = EmbeddingCache.path_for(cache, meta.name, None, meta.source, None, variant)
+        new, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)
         EmbeddingCache.adopt(old, new, ident)  # nothing to move, or new exists: left as it is
     return label
