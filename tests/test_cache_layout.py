@@ -442,7 +442,7 @@ def test_a_cache_that_cannot_be_written_leaves_the_run_in_memory(
     real = Path.open
 
     def refuse(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if self.suffix == ".part":  # root ignores chmod: refuse here
+        if self.suffix in (".part", ".new"):  # root ignores chmod: refuse here
             raise PermissionError(errno.EACCES, "Permission denied", str(self))
         return real(self, mode, *args, **kwargs)
 
@@ -635,3 +635,166 @@ def test_attack2_the_first_write_wins_over_an_old_row_too(tmp_path: Path) -> Non
     assert cache.put(keys, vectors * 3, replace=True)
     assert np.array_equal(_cache(tmp_path).get(keys), vectors * 3)
     cache.close()
+
+
+# -- what the outside attack on issue 45's cache found, fixed ----------------------------------
+
+
+def test_attack45_an_opener_never_reclaims_a_live_writers_part_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The part file was closed (its lock dropped) before its link: another process opening
+    the cache deleted it, and the put was lost ('No such file ... part -> ...block')."""
+    cache = _cache(tmp_path)
+    real = os.link
+    opened: list[EmbeddingCache] = []
+
+    def open_first(src: Any, dst: Any, **kwargs: Any) -> None:
+        opened.append(_cache(tmp_path))  # another process opens the cache mid-put
+        real(src, dst, **kwargs)
+
+    monkeypatch.setattr(os, "link", open_first)
+    keys, vectors = _keys(3), _vectors(3)
+    assert cache.put(keys, vectors) and opened
+    monkeypatch.undo()
+    assert np.array_equal(_cache(tmp_path).get(keys), vectors)
+    assert _dead_bytes(cache.path) == 0
+
+
+def test_attack45_a_disk_turned_read_only_mid_run_leaves_the_run_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _cache(tmp_path)
+    real_open, real_unlink = Path.open, Path.unlink
+
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self.suffix in (".new", ".part"):
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real_open(self, *args, **kwargs)
+
+    def refuse_unlink(self: Path, *args: Any, **kwargs: Any) -> None:
+        if self.suffix in (".new", ".part"):
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        real_unlink(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refuse)
+    monkeypatch.setattr(Path, "unlink", refuse_unlink)
+    assert cache.put(_keys(1), _vectors(1)) is False and cache.read_only
+
+
+def _block(path: Path, header: bytes, size: int | None = None) -> None:
+    """A hand-made block file: the magic, a header length (``size``, default the header's)."""
+    with path.open("wb") as f:
+        f.write(b"chemteb-block-v2" + (size or len(header)).to_bytes(8, "little") + header)
+
+
+@pytest.mark.parametrize("kind", ["huge header", "huge keys", "nested"])
+def test_attack45_a_hostile_block_header_is_damage_not_a_memory_bomb(
+    tmp_path: Path, kind: str
+) -> None:
+    keys, vectors = _stored(tmp_path, 2)
+    path = _cache(tmp_path).path
+    bomb = path / "000000000007.block"
+    if kind == "nested":
+        _block(bomb, b"[" * 200_000)
+    elif kind == "huge header":
+        _block(bomb, b"{", size=10**10)
+        os.truncate(bomb, 10**10 + 100)  # sparse: its size "holds" the header
+    else:
+        ident = _cache(tmp_path).ident
+        import json
+
+        head = json.dumps(
+            {"cache": ident, "dim": 8, "count": 1, "replace": False, "key_bytes": 10**10}
+        ).encode()
+        _block(bomb, head)
+        at = -(-(24 + len(head) + 10**10) // 8) * 8
+        os.truncate(bomb, at + 16 + 32)
+    started = time.perf_counter()
+    with pytest.warns(UserWarning, match="1 stored block"):
+        fresh = _cache(tmp_path)
+        assert np.array_equal(fresh.get(keys), vectors) and len(fresh) == 2
+    assert time.perf_counter() - started < 5
+    assert fresh.put(["more"], _vectors(1))  # and its number does not steer the next one
+    assert (path / "000000000002.block").exists()
+
+
+@pytest.mark.parametrize("kind", ["nested", "fifo", "not a list"])
+def test_attack45_a_hostile_adopted_file_is_ignored(tmp_path: Path, kind: str) -> None:
+    keys, vectors = _stored(tmp_path, 2)
+    path = _cache(tmp_path).path
+    adopted = path / "adopted.json"
+    if kind == "fifo":
+        os.mkfifo(adopted)
+    else:
+        adopted.write_text("[" * 100_000 if kind == "nested" else "7")
+    started = time.perf_counter()
+    assert np.array_equal(_cache(tmp_path).get(keys), vectors)
+    new = tmp_path / "moved.vectors"
+    assert EmbeddingCache.adopt(path, new, "x") and time.perf_counter() - started < 5
+
+
+def test_attack45_a_long_junk_block_name_never_stops_the_puts(tmp_path: Path) -> None:
+    keys, vectors = _stored(tmp_path, 2, first=1)
+    path = _cache(tmp_path).path
+    (path / f"{'9' * 249}.block").write_bytes(b"junk")
+    (path / "0.block").write_bytes(b"junk")
+    (path / "00.block").write_bytes(b"junk")
+    cache = _cache(tmp_path)
+    with pytest.warns(UserWarning, match="2 stored block"):  # both of number 0 counted
+        assert cache.put(keys[1:], vectors[1:])
+    assert np.array_equal(_cache(tmp_path).get(keys), vectors)
+
+
+def test_attack45_keys_round_trip_exactly_in_a_fresh_process(tmp_path: Path) -> None:
+    """A key with a line break went through JSON, which joined its two lone surrogates."""
+    keys = ["a\n\ud83d\ude00", "a\n😀", "", "\ud800", "x" * 10_000, "\n", "é"]
+    cache = _cache(tmp_path)
+    cache.put(keys, _vectors(len(keys)))
+    fresh = _cache(tmp_path)
+    assert list(fresh.keys()) == keys and fresh.missing(keys) == []
+    assert np.array_equal(fresh.get(keys), _vectors(len(keys)))
+    assert stored_vectors(fresh.path).keys() == set(keys)
+
+
+def test_attack45_text_key_tells_a_nul_in_the_prompt_from_one_in_the_text() -> None:
+    import hashlib
+
+    assert text_key("a\x00b", "c") != text_key("a", "b\x00c")
+    # every key without a NUL in its prompt is what it always was (caches stay valid)
+    assert text_key("query: ", "benzene") == hashlib.sha256(b"query: \x00benzene").hexdigest()
+    assert text_key("", "b\x00c") == hashlib.sha256(b"\x00b\x00c").hexdigest()
+
+
+@pytest.mark.parametrize("kind", ["another tool's", "empty"])
+def test_attack45_an_old_file_that_is_no_cache_is_one_line_and_kept(
+    tmp_path: Path, kind: str
+) -> None:
+    old = legacy(_cache(tmp_path).path)
+    if kind == "empty":
+        old.write_bytes(b"")
+    else:
+        with sqlite3.connect(old) as db:
+            db.execute("CREATE TABLE users (name TEXT)")
+    with pytest.raises(ChemtebError, match=r"no table of a cache.*--no-cache"):
+        _cache(tmp_path)
+    assert old.exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "nested keys"])
+def test_attack45_an_old_cache_with_hostile_parts_never_hangs(tmp_path: Path, kind: str) -> None:
+    keys = _keys(2)
+    path = _cache(tmp_path).path
+    path.rmdir()
+    _issue39_layout(legacy(path), keys, _vectors(2), False)
+    if kind == "fifo":
+        array = legacy(path).with_suffix(".8d.f32")
+        array.unlink()
+        os.mkfifo(array)
+    else:
+        with sqlite3.connect(legacy(path)) as db:
+            db.execute("UPDATE blocks SET keys = ?", ("[" * 100_000,))
+    started = time.perf_counter()
+    cache = _cache(tmp_path)
+    assert time.perf_counter() - started < 5
+    assert cache.missing(keys) == (keys if kind == "fifo" else [])

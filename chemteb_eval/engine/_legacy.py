@@ -4,8 +4,12 @@ from issue 39 blocks of rows in array files ``<model>-<digest>.<dim>d.f32``."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sqlite3
+import stat
+from io import FileIO
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,19 @@ _LAYOUT = {
     "cost": ("key", "seconds"),
     "blocks": ("id", "dim", "start", "count", "replace", "digests", "seconds", "keys"),
 }
+
+
+def open_regular(path: Path) -> FileIO:
+    """A regular file opened to read without waiting (a FIFO put in its place would block an
+    open for ever): OSError for anything else. The cache reads every file it did not just write
+    through here."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb", buffering=0)
+
+
 Group = tuple[list[str], NDArray[np.float32], NDArray[np.float64]]
 Row = tuple[bytes | None, int | None, float]  # a vector's bytes, its width, its cost
 
@@ -56,14 +73,17 @@ def _blocks(db: sqlite3.Connection, path: Path, found: dict[str, Row]) -> None:
         if len(digests) != 32 * count or not 0 < dim <= 1 << 16 or start < 0:
             continue
         try:
-            with path.with_suffix(f".{dim}d.f32").open("rb") as file:
+            with open_regular(path.with_suffix(f".{dim}d.f32")) as file:
                 if file.read(20) != b"chemteb-vectors1" + dim.to_bytes(4, "little"):
                     continue
                 file.seek(64 + 4 * dim * start)  # after the file's 64-byte header
                 data = file.read(4 * dim * count)
-            named: Any = json.loads(odd) if isinstance(odd, str) else {}
-        except (OSError, ValueError):
+        except OSError:
             continue
+        try:  # the keys its digests do not spell (none of the engine's)
+            named: Any = json.loads(odd) if isinstance(odd, str) else {}
+        except (ValueError, RecursionError):
+            named = {}
         ok = isinstance(seconds, bytes) and len(seconds) == 8 * count
         costs = np.frombuffer(seconds, "<f8") if ok else np.full(count, np.nan)
         for i in range(count):
@@ -81,6 +101,8 @@ def read_legacy(path: Path) -> list[Group]:
     found: dict[str, Row] = {}
     try:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables & {"emb", "blocks"}:  # another tool's file, or an empty one: kept
+            raise ValueError("it holds no table of a cache (emb or blocks)")
         if "blocks" in tables:
             _blocks(db, path, found)
         costs = dict(db.execute("SELECT key, seconds FROM cost")) if "cost" in tables else {}

@@ -19,17 +19,18 @@ dropped with a warning and encoded again; a cache that cannot be written is read
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
+import itertools
 import json
 import os
 import secrets
-import stat
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from io import FileIO
 from pathlib import Path
 from typing import IO
 
@@ -39,20 +40,31 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.fingerprint import model_fingerprint
 
-from ._legacy import read_legacy
+from ._legacy import open_regular, read_legacy
+
+try:
+    import fcntl
+except ImportError:  # Windows: an open file cannot be deleted, which is the lock there
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["EmbeddingCache", "model_fingerprint", "sound_rows", "text_key"]
 
 MAGIC = b"chemteb-block-v2"  # a block file's first 16 bytes; its header's length follows (u64)
 MAX_SECONDS_PER_TEXT = 3600.0  # an hour for one text: no encoder is that slow
-_MAX_DIM, _MAX_COUNT = 1 << 16, 1 << 31  # a hostile header must not make a read allocate TBs
+# What a block's header may claim: a hostile (sparse) file must not make a read allocate TBs
+_MAX_DIM, _MAX_COUNT, _MAX_HEAD, _MAX_KEY_BYTES = 1 << 16, 1 << 27, 1 << 20, 1 << 30
 Rows = NDArray[np.float32]
 
 
 def text_key(prompt: str, text: str) -> str:
     """The cache key of one (prompt, text): a SHA-256 of both, never the text itself."""
-    # surrogatepass: a text read with errors="surrogateescape" is a key too, not a crash
-    return hashlib.sha256(f"{prompt}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
+    # surrogatepass: a text read with errors="surrogateescape" is a key too, not a crash. A
+    # prompt holding NUL would make ("a\0b", "c") and ("a", "b\0c") one key: such pairs are
+    # hashed after a 0xFF byte, which no UTF-8 text holds (every other key stays as it was).
+    data = f"{prompt}\x00{text}".encode("utf-8", "surrogatepass")
+    if "\x00" in prompt:
+        data = b"\xff" + json.dumps([prompt, text]).encode()
+    return hashlib.sha256(data).hexdigest()
 
 
 def sound_rows(
@@ -92,27 +104,15 @@ def _damaged(path: Path, exc: object) -> ChemtebError:
 
 
 def _lock(file: IO[bytes]) -> bool:
-    """An exclusive lock on an open file, not waited for (True: taken). Windows has no ``fcntl``:
-    there an open file cannot be deleted, which is the lock."""
-    try:
-        import fcntl
-
-        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except ImportError:
+    """An exclusive lock on an open file, not waited for (True: taken; always, where the OS has
+    no ``fcntl``)."""
+    if fcntl is None:
         return True
+    try:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return False
     return True
-
-
-def _open(path: Path) -> FileIO:
-    """A regular file opened to read without waiting (a FIFO in a block's place would block an
-    open for ever)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return os.fdopen(fd, "rb", buffering=0)
 
 
 def _identity(file: IO[bytes]) -> tuple[int, int, int]:
@@ -148,7 +148,8 @@ class EmbeddingCache:
         self.nan_rows, self._closed = nan_rows, False
         self._blocks: list[_Block] = []
         self._index: dict[str, int] = {}  # key -> block number << 32 | row
-        self._seen = -1  # the highest block number read
+        self._seen: set[str] = set()  # the block files read
+        self._next = 1  # the number after every sound block's
         self._lock = threading.RLock()  # the engine's writer thread puts while others read
         if self.path.exists() and not self.path.is_dir():
             raise _damaged(self.path, "a file where the cache's folder should be")
@@ -162,10 +163,12 @@ class EmbeddingCache:
                 ) from None
         self.read_only = not self._writable()
         try:
-            adopted = json.loads((self.path / "adopted.json").read_text())
-        except (OSError, ValueError):
+            with open_regular(self.path / "adopted.json") as file:
+                adopted = json.loads(file.read(_MAX_HEAD))
+        except (OSError, ValueError, RecursionError):
             adopted = []
-        self._serves = {self.ident, *(a for a in adopted if isinstance(a, str))}
+        listed = adopted if isinstance(adopted, list) else []
+        self._serves = {self.ident, *(a for a in listed if isinstance(a, str))}
         if self.read_only:
             msg = "is read-only: its vectors are used, new ones are kept for this run only."
             warnings.warn(f"embedding cache {self.path} {msg}", stacklevel=2)
@@ -209,15 +212,20 @@ class EmbeddingCache:
             return False
         if old.is_dir():  # the identity goes in first: a kill before the move leaves both
             adopted = old / "adopted.json"
-            names = json.loads(adopted.read_text()) if adopted.is_file() else []
-            part = old / f"adopted.{secrets.token_hex(4)}.part"
+            try:
+                with open_regular(adopted) as file:
+                    names = json.loads(file.read(_MAX_HEAD))
+            except (OSError, ValueError, RecursionError):
+                names = []
+            names = names if isinstance(names, list) else []
+            part = old / f"adopted.{secrets.token_hex(4)}.tmp"
             part.write_text(json.dumps([*names, old_ident]))
             os.replace(part, adopted)
             os.replace(old, new)
             return True
         legacy = EmbeddingCache.files(old)  # a cache of the layout before: moved as it is
-        for file in legacy:
-            os.replace(file, new.parent / f"{new.stem}{file.name[len(old.stem) :]}")
+        for moved in legacy:
+            os.replace(moved, new.parent / f"{new.stem}{moved.name[len(old.stem) :]}")
         return bool(legacy)
 
     def _writable(self) -> bool:
@@ -231,11 +239,13 @@ class EmbeddingCache:
         return True
 
     def _reclaim(self) -> None:
-        """Delete the part files of writers that died mid-block (their lock is free)."""
-        for part in self.path.glob("*.part"):
+        """Delete the part files of writers that died mid-block (their lock is free), and files
+        a writer killed between creating and locking one left (empty, a minute old)."""
+        for part in [*self.path.glob("*.part"), *self.path.glob("*.new")]:
             try:
-                with _open(part) as file:
-                    if not _lock(file):
+                with open_regular(part) as file:
+                    old = time.time() - os.fstat(file.fileno()).st_mtime > 60
+                    if not _lock(file) or (part.suffix == ".new" and not old):
                         continue  # a writer still at work
                 part.unlink()
             except OSError:
@@ -256,20 +266,21 @@ class EmbeddingCache:
             stems = [e.name[:-6] for e in os.scandir(self.path) if e.name.endswith(".block")]
         except OSError:
             stems = []
+        fresh = [s for s in stems if s not in self._seen and s.isascii() and s.isdigit()]
         damaged = 0
-        for number, stem in sorted((int(s), s) for s in stems if s.isascii() and s.isdigit()):
-            if number > self._seen:
-                self._seen = number
-                read = own[1:] if own and own[0] == number else self._header(f"{stem}.block")
-                if read is None:
-                    damaged += 1
-                else:
-                    self._add(*read)
+        for number, stem in sorted((int(s), s) for s in fresh if len(s) < 30):
+            self._seen.add(stem)
+            read = own[1:] if own and own[0] == number else self._header(f"{stem}.block")
+            if read is None:  # damaged: its number is not the next one's business
+                damaged += 1
+                continue
+            self._next = max(self._next, number + 1)
+            self._add(*read)
         if damaged:
             warnings.warn(
                 f"embedding cache {self.path}: {damaged} stored block(s) were damaged or from "
                 "another cache; their vectors are encoded again.",
-                stacklevel=3,
+                stacklevel=4,
             )
 
     def _add(self, block: _Block, keys: list[str], replace: bool) -> None:
@@ -279,8 +290,12 @@ class EmbeddingCache:
         slots = zip(keys, range(base, base + len(keys)), strict=True)
         if replace:
             self._index.update(slots)
-        elif self._index.keys().isdisjoint(keys):  # reversed: a key twice keeps its first
-            self._index.update(reversed(list(slots)) if len(set(keys)) < len(keys) else slots)
+        elif self._index.keys().isdisjoint(keys):
+            before = len(self._index)
+            self._index.update(slots)
+            if len(self._index) - before < len(keys):  # a key twice in it: its first row wins
+                pairs = zip(keys, range(base, base + len(keys)), strict=True)
+                self._index.update(reversed(list(pairs)))
         else:
             for key, slot in slots:
                 self._index.setdefault(key, slot)
@@ -288,35 +303,38 @@ class EmbeddingCache:
     def _header(self, name: str) -> tuple[_Block, list[str], bool] | None:
         """A block file's header, checked against its size and this cache (None: damaged)."""
         try:
-            with _open(self.path / name) as file:
+            with open_regular(self.path / name) as file:
                 head, ident = file.read(24), _identity(file)
                 size = int.from_bytes(head[16:], "little")
-                if head[:16] != MAGIC or not 0 < size <= ident[1]:
+                if head[:16] != MAGIC or not 0 < size <= min(ident[1], _MAX_HEAD):
                     return None
                 meta = json.loads(file.read(size))
-                dim, count, lines = meta["dim"], meta["count"], meta["lines"]
+                dim, count, chars = meta["dim"], meta["count"], meta["key_bytes"]
                 ok = meta["cache"] in self._serves and isinstance(meta["replace"], bool)
-                ok = ok and {type(dim), type(count), type(lines)} == {int} and lines >= 0
-                at = -(-(24 + size + lines) // 8) * 8  # the costs start 8-byte aligned
-                if not ok or not 0 < dim <= _MAX_DIM or not 0 < count <= _MAX_COUNT:
+                ok = ok and {type(dim), type(count), type(chars)} == {int}
+                if not ok or not (0 < dim <= _MAX_DIM and 0 < count <= _MAX_COUNT):
                     return None
-                if ident[1] != at + count * (8 + 4 * dim):
+                at = -(-(24 + size + chars) // 8) * 8  # key lengths, costs: 8-byte aligned
+                if not 0 <= chars <= _MAX_KEY_BYTES or ident[1] != at + count * (16 + 4 * dim):
                     return None
-                keys = meta["keys"] or file.read(lines).decode("utf-8", "surrogatepass").split("\n")
-                if len(keys) != count or set(map(type, keys)) != {str}:
-                    return None
+                text = file.read(chars).decode("utf-8", "surrogatepass")
                 file.seek(at)
+                ends = np.frombuffer(file.read(8 * count), dtype="<u8").cumsum().tolist()
                 seconds = np.frombuffer(file.read(8 * count), dtype="<f8").astype(np.float64)
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError, MemoryError):
             return None
-        return _Block(self.path / name, dim, at + 8 * count, seconds, ident), keys, meta["replace"]
+        if ends[-1] != len(text):
+            return None
+        keys = [text[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+        block = _Block(self.path / name, dim, at + 16 * count, seconds, ident)
+        return block, keys, meta["replace"]
 
     def _slots(self, keys: Sequence[str]) -> NDArray[np.int64]:
         """Each key's slot (-1: not stored), the index brought up to date first."""
         with self._lock:
             self._refresh()
-            get = self._index.get
-            return np.fromiter((get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+            found = list(map(self._index.get, keys, itertools.repeat(-1)))  # 30 ms a 200k
+            return np.array(found, dtype=np.int64)
 
     def missing(self, keys: Sequence[str]) -> list[str]:
         """The keys not in the cache, in the given order."""
@@ -374,38 +392,38 @@ class EmbeddingCache:
         self, keys: list[str], matrix: Rows, costs: NDArray[np.float64], replace: bool
     ) -> bool:
         """Write a block to a part file of its own, then link it to the next free number."""
-        lines = "\n".join(keys).encode("utf-8", "surrogatepass")  # a quarter of JSON's time
-        listed = keys if lines.count(b"\n") != len(keys) - 1 else None  # a key with a line break
-        lines = b"" if listed else lines
-        meta = {"cache": self.ident, "dim": matrix.shape[1], "count": len(keys), "keys": listed}
-        head = json.dumps({**meta, "replace": replace, "lines": len(lines)}).encode()
-        head = MAGIC + len(head).to_bytes(8, "little") + head + lines
-        head += b"\0" * (-len(head) % 8)
-        part = self.path / f"{os.getpid()}.{secrets.token_hex(8)}.part"
+        text = "".join(keys).encode("utf-8", "surrogatepass")
+        meta = {"cache": self.ident, "dim": matrix.shape[1], "count": len(keys)}
+        head = json.dumps({**meta, "replace": replace, "key_bytes": len(text)}).encode()
+        head = MAGIC + len(head).to_bytes(8, "little") + head + text
+        head += b"\0" * (-len(head) % 8) + np.fromiter(map(len, keys), "<u8", len(keys)).tobytes()
+        stem = self.path / f"{os.getpid()}.{secrets.token_hex(8)}"
+        part = stem.with_suffix(".part")
         try:
-            with part.open("xb") as file:
-                _lock(file)  # held until closed: the mark of a writer still alive
+            # a part file is locked from birth (renamed to .part once locked: the lock goes with
+            # it) and through its link: an opener reclaims only a dead writer's
+            with stem.with_suffix(".new" if fcntl else ".part").open("xb") as file:
+                if fcntl and _lock(file):
+                    os.replace(file.name, part)
                 file.write(head + costs.tobytes())
                 file.write(matrix.data)
                 file.flush()  # its size and time as a reader will see them
-                ident = _identity(file)
-            number = max(self._seen + 1, 1)
-            while not self._link(part, number):
-                number += 1
-        except OSError as exc:
-            part.unlink(missing_ok=True)
-            return self._write_failed(exc)
-        except BaseException:  # Ctrl-C mid-write: nothing named, nothing left
-            part.unlink(missing_ok=True)
+                ident, number = _identity(file), self._next
+                while not self._link(part, number):
+                    number += 1
+                with contextlib.suppress(OSError):
+                    part.unlink()  # published: the part's name goes (Windows: once closed)
+            with contextlib.suppress(OSError):
+                part.unlink(missing_ok=True)
+        except BaseException as exc:  # Ctrl-C mid-write too: nothing named, nothing left
+            for left in (part, stem.with_suffix(".new")):
+                with contextlib.suppress(OSError):
+                    left.unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                return self._write_failed(exc)
             raise
-        part.unlink()
-        block = _Block(
-            self.path / f"{number:012d}.block",
-            matrix.shape[1],
-            len(head) + 8 * len(keys),
-            costs,
-            ident,
-        )
+        at = len(head) + 8 * len(keys)
+        block = _Block(self.path / f"{number:012d}.block", matrix.shape[1], at, costs, ident)
         self._refresh((number, block, keys, replace))
         return True
 
@@ -450,7 +468,7 @@ class EmbeddingCache:
             else [(r, out[a]) for r, a in zip(rows.tolist(), at.tolist(), strict=True)]
         )
         try:
-            with _open(block.path or Path()) as file:
+            with open_regular(block.path or Path()) as file:
                 if _identity(file) != block.stat:
                     return  # swapped since its header was read: not this block
                 for row, into in reads:

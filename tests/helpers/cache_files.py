@@ -3,10 +3,10 @@ tests that count committed vectors, compare two caches' vectors or damage one go
 
 The layout (issue 45): a model's cache is a folder ``<model>-<digest>.vectors`` of block files
 ``<number>.block``, each ``b"chemteb-block-v2"``, the JSON header's length (u64 little-endian),
-the header (``cache``, ``dim``, ``count``, ``replace``, ``lines``, ``keys``), the keys as
-``lines`` bytes of UTF-8 lines (or ``keys``, a JSON list), zeros to a multiple of 8, ``count``
-float64 costs, ``count`` x ``dim`` float32 vectors. A key written twice: the last replacing
-block's vector wins, else the first block's."""
+the header (``cache``, ``dim``, ``count``, ``replace``, ``key_bytes``), the keys' UTF-8 bytes
+(surrogates passed) one after another, zeros to a multiple of 8, ``count`` key lengths (u64, in
+characters), ``count`` float64 costs, ``count`` x ``dim`` float32 vectors. A key written twice:
+the last replacing block's vector wins, else the first block's."""
 
 from __future__ import annotations
 
@@ -27,10 +27,16 @@ def blocks(path: Path) -> list[tuple[Path, dict[str, Any], list[str], int]]:
         assert data[:16] == b"chemteb-block-v2", file
         size = int.from_bytes(data[16:24], "little")
         head = json.loads(data[24 : 24 + size])
-        lines = data[24 + size : 24 + size + head["lines"]]
-        keys = head["keys"] if head["keys"] is not None else lines.decode().split("\n")
-        at = 24 + size + head["lines"]
-        at += -at % 8 + 8 * head["count"]
+        start = 24 + size
+        text = data[start : start + head["key_bytes"]].decode("utf-8", "surrogatepass")
+        at = start + head["key_bytes"]
+        at += -at % 8
+        lengths = np.frombuffer(data[at : at + 8 * head["count"]], dtype="<u8").tolist()
+        keys, pos = [], 0
+        for n in lengths:
+            keys.append(text[pos : pos + n])
+            pos += n
+        at += 16 * head["count"]
         out.append((file, head, keys, at))
     return out
 
