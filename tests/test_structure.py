@@ -547,3 +547,65 @@ def test_the_error_tree_in_errors_docstring_is_the_classes() -> None:
     drawn = set(re.findall(r"[├└]── (\w+)", errors.__doc__ or ""))
     assert drawn == ours(errors.ChemtebError) and len(drawn) >= 5
     assert "HubUnreachableError" not in drawn  # one Hub-unreachable error
+
+
+# -- the house's shape (issue 45): what a room may grow to ---------------------------------------
+
+# The public ``run`` keeps the keyword list its callers use (the CLI, tests, notebooks: the
+# package's front door) and only builds the two values the stages take; every function that does
+# the work takes at most 8 parameters.
+_FACADES = {"chemteb_eval/runner/stages.py:run"}
+
+
+def _sizes(root: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(root)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in sorted((root / "chemteb_eval").rglob("*.py"))
+    }
+
+
+def _functions(root: Path, folder: str) -> list[tuple[str, int, int]]:
+    """(file:function, lines, parameters) of every function under ``chemteb_eval/folder``."""
+    out = []
+    for path in sorted((root / "chemteb_eval" / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args
+                named = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+                count = len([a for a in named if a.arg not in ("self", "cls")])
+                count += bool(args.vararg) + bool(args.kwarg)
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                out.append((f"{path.relative_to(root)}:{node.name}", lines, count))
+    return out
+
+
+def _shape_faults(root: Path) -> list[str]:
+    faults = []
+    for name, lines in _sizes(root).items():
+        room = name.split("/")[1]
+        limit = 400 if room in ("runner", "cli") else 600
+        if lines > limit and name != "chemteb_eval/tasks/chemteb.py":  # the paper's task records
+            faults.append(f"{name}: {lines} lines (at most {limit})")
+    for name, lines, params in _functions(root, "runner"):
+        if lines > 60:
+            faults.append(f"{name}: {lines} lines (at most 60 in runner/)")
+        if params > 8 and name not in _FACADES:
+            faults.append(f"{name}: {params} parameters (at most 8 in runner/)")
+    return faults
+
+
+def test_the_rooms_keep_their_shape() -> None:
+    """No file in runner/ or cli/ over 400 lines, no other package file over 600 (but the
+    paper's task records), no function in runner/ over 60 lines or 8 parameters."""
+    assert _shape_faults(REPO_ROOT) == []
+
+
+def test_the_shape_check_can_fail(tmp_path: Path) -> None:
+    runner = tmp_path / "chemteb_eval" / "runner"
+    runner.mkdir(parents=True)
+    body = "\n".join(f"    x{i} = {i}" for i in range(61))
+    (runner / "big.py").write_text(
+        f"def long(a, b, c, d, e, f, g, h, i):\n{body}\n" + "\n" * 400, encoding="utf-8"
+    )
+    faults = _shape_faults(tmp_path)
+    assert len(faults) == 3 and "big.py: " in faults[0] and "9 parameters" in faults[2]
