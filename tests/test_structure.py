@@ -415,11 +415,12 @@ def _strays(homes: Mapping[str, frozenset[str]], root: Path = PACKAGE) -> list[s
 
 
 def test_every_file_format_has_one_home() -> None:
-    """``model_meta.json``, ``runs.jsonl``, the recorded ``{Task}.task.yaml`` and
-    ``api-models.json`` are each named (so read and written) by one module, and a task's YAML
+    """``model_meta.json``, ``runs.jsonl``, the recorded ``{Task}.task.yaml``,
+    ``api-models.json`` and the embedding cache's ``.block`` files are each named (so read and written) by one module, and a task's YAML
     declaration is parsed only in ``tasks``: everyone else asks the home (docs/rooms.md)."""
     homes = read_format_homes()
-    assert set(homes) == {"model_meta.json", "runs.jsonl", ".task.yaml", "api-models.json", "yaml"}
+    names = {"model_meta.json", "runs.jsonl", ".task.yaml", "api-models.json", ".block", "yaml"}
+    assert set(homes) == names
     for name, modules in homes.items():
         assert modules, name
         for module in modules:  # each home exists, and is where the name is
