@@ -798,3 +798,22 @@ def test_attack45_an_old_cache_with_hostile_parts_never_hangs(tmp_path: Path, ki
     cache = _cache(tmp_path)
     assert time.perf_counter() - started < 5
     assert cache.missing(keys) == (keys if kind == "fifo" else [])
+
+
+def test_an_old_cache_converted_by_another_process_meanwhile_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keys, vectors = _stored(tmp_path, 3)
+    path = _cache(tmp_path).path
+    old = to_old_layout(path)
+    from chemteb_eval.engine import cache as cache_module
+
+    real = cache_module.read_legacy
+
+    def converted_meanwhile(file: Path) -> Any:
+        monkeypatch.setattr(cache_module, "read_legacy", real)
+        _cache(tmp_path).close()  # another process converts it and deletes the old file
+        return real(file)
+
+    monkeypatch.setattr(cache_module, "read_legacy", converted_meanwhile)
+    assert np.array_equal(_cache(tmp_path).get(keys), vectors) and not old.exists()

@@ -44,8 +44,11 @@ Row = tuple[bytes | None, int | None, float]  # a vector's bytes, its width, its
 def _open(path: Path) -> sqlite3.Connection:
     """The old index opened read-only, its layout checked (ValueError: not such a cache)."""
     for mode in ("mode=ro", "immutable=1"):  # immutable: a folder that cannot hold -shm
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
+        db = None
         try:
+            if not path.is_file():  # immutable=1 would create it, empty
+                raise ValueError(f"{path.name} is gone")
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
             kinds = db.execute("SELECT type, name FROM sqlite_master WHERE type != 'table'")
             extra = [k for k in kinds.fetchall() if k[0] != "index"]
             if extra:  # a trigger or view could rewrite what a row says
@@ -55,8 +58,9 @@ def _open(path: Path) -> sqlite3.Connection:
                 if got and got != want:
                     raise ValueError(f"its table {table} has columns {list(got)}, not {list(want)}")
             return db
-        except (sqlite3.DatabaseError, ValueError) as exc:
-            db.close()
+        except (sqlite3.Error, ValueError) as exc:
+            if db is not None:
+                db.close()
             if isinstance(exc, ValueError) or mode == "immutable=1":
                 raise ValueError(str(exc)) from None
     raise AssertionError("unreachable")

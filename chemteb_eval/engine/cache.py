@@ -579,6 +579,8 @@ class EmbeddingCache:
         try:
             groups = read_legacy(old)
         except ValueError as exc:
+            if not old.exists():  # another process converted it meanwhile: its blocks are here
+                return
             raise _damaged(old, exc) from None
         with self._lock:
             self._refresh()
