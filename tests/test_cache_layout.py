@@ -229,21 +229,27 @@ def _embed_again(encoder: HashingEncoder, texts: list[str], path: Path) -> np.nd
     return got
 
 
-@pytest.mark.parametrize("damage", ["nan", "inf", "zero"])
-def test_damaged_vectors_in_a_block_are_encoded_again_and_repaired(
+@pytest.mark.parametrize("damage", ["nan", "inf", "zero", "finite", "one bit"])
+def test_damaged_vectors_in_a_block_fail_its_checksum_and_are_encoded_again(
     tmp_path: Path, damage: str
 ) -> None:
+    """Any change to a block's bytes fails its CRC-32: the whole block is encoded again. Finite
+    floats written over a block's vectors were served as they were: 0.667 instead of 0.960."""
     encoder, texts, expected, path = _filled(tmp_path)
-    file, _, _, at = blocks(path)[0]
+    file, head, _, at = blocks(path)[0]
     raw = bytearray(file.read_bytes())
     if damage == "nan":
         raw[at : at + 4] = np.float32(np.nan).tobytes()
     elif damage == "inf":
         raw[at + 8 : at + 12] = np.float32(-np.inf).tobytes()
-    else:
+    elif damage == "zero":
         raw[at : at + 64] = bytes(64)
+    elif damage == "finite":  # plausible vectors, the file's size kept
+        raw[at : at + 640] = np.full(160, 0.25, dtype=np.float32).tobytes()
+    else:
+        raw[at + 100] ^= 1
     file.write_bytes(bytes(raw))
-    with pytest.warns(UserWarning, match=r"1 stored vector\(s\) were damaged"):
+    with pytest.warns(UserWarning, match=rf"{head['count']} stored vector\(s\) were damaged"):
         got = _embed_again(encoder, texts, path)
     assert np.array_equal(got, expected)
     with warnings.catch_warnings():
@@ -669,7 +675,7 @@ def test_attack45_a_disk_turned_read_only_mid_run_leaves_the_run_in_memory(
 def _block(path: Path, header: bytes, size: int | None = None) -> None:
     """A hand-made block file: the magic, a header length (``size``, default the header's)."""
     with path.open("wb") as f:
-        f.write(b"chemteb-block-v2" + (size or len(header)).to_bytes(8, "little") + header)
+        f.write(b"chemteb-block-v3" + (size or len(header)).to_bytes(8, "little") + header)
 
 
 @pytest.mark.parametrize("kind", ["huge header", "huge keys", "nested"])
@@ -693,7 +699,7 @@ def test_attack45_a_hostile_block_header_is_damage_not_a_memory_bomb(
         ).encode()
         _block(bomb, head)
         at = -(-(24 + len(head) + 10**10) // 8) * 8
-        os.truncate(bomb, at + 16 + 32)
+        os.truncate(bomb, at + 16 + 32 + 8)
     started = time.perf_counter()
     with pytest.warns(UserWarning, match="1 stored block"):
         fresh = _cache(tmp_path)

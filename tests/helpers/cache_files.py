@@ -2,10 +2,11 @@
 tests that count committed vectors, compare two caches' vectors or damage one go through here.
 
 The layout (issue 45): a model's cache is a folder ``<model>-<digest>.vectors`` of block files
-``<number>.block``, each ``b"chemteb-block-v2"``, the JSON header's length (u64 little-endian),
+``<number>.block``, each ``b"chemteb-block-v3"``, the JSON header's length (u64 little-endian),
 the header (``cache``, ``dim``, ``count``, ``replace``, ``key_bytes``), the keys' UTF-8 bytes
-(surrogates passed) one after another, zeros to a multiple of 8, ``count`` key lengths (u64, in
-characters), ``count`` float64 costs, ``count`` x ``dim`` float32 vectors. A key written twice:
+(surrogates passed) joined by line breaks, zeros to a multiple of 8, ``count`` key lengths (u64, in
+characters), ``count`` float64 costs, ``count`` x ``dim`` float32 vectors, then the CRC-32 of
+all before it (u32) and 4 zero bytes. A key written twice:
 the last replacing block's vector wins, else the first block's."""
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def blocks(path: Path) -> list[tuple[Path, dict[str, Any], list[str], int]]:
     out = []
     for file in sorted(path.glob("*.block"), key=lambda f: int(f.stem)):
         data = file.read_bytes()
-        assert data[:16] == b"chemteb-block-v2", file
+        assert data[:16] == b"chemteb-block-v3", file
         size = int.from_bytes(data[16:24], "little")
         head = json.loads(data[24 : 24 + size])
         start = 24 + size
@@ -33,9 +34,9 @@ def blocks(path: Path) -> list[tuple[Path, dict[str, Any], list[str], int]]:
         at += -at % 8
         lengths = np.frombuffer(data[at : at + 8 * head["count"]], dtype="<u8").tolist()
         keys, pos = [], 0
-        for n in lengths:
+        for n in lengths:  # each key then a line break (but the last)
             keys.append(text[pos : pos + n])
-            pos += n
+            pos += n + 1
         at += 16 * head["count"]
         out.append((file, head, keys, at))
     return out
