@@ -807,3 +807,66 @@ def test_an_old_cache_converted_by_another_process_meanwhile_is_no_error(
 
     monkeypatch.setattr(cache_module, "read_legacy", converted_meanwhile)
     assert np.array_equal(_cache(tmp_path).get(keys), vectors) and not old.exists()
+
+
+# -- what the outside attack on `chemteb run` over the new cache found, fixed --------------------
+
+
+def test_attack45b_a_cache_folder_removed_mid_run_leaves_the_run_in_memory(tmp_path: Path) -> None:
+    """The run stopped: 'its vectors cannot be written ([Errno 2] ...)', every score lost."""
+    import shutil
+
+    encoder = HashingEncoder(dim=16)
+    texts = [f"molecule {i}" for i in range(8)]
+    cache = EmbeddingCache(tmp_path, encoder.meta.name, encoder.meta.revision, "t")
+    engine = EmbeddingEngine(encoder, cache, batch_size=4, progress=False)
+    engine.prefetch(("", t) for t in texts[:4])
+    engine.flush()
+    shutil.rmtree(cache.path)
+    with pytest.warns(UserWarning, match="is gone"):
+        engine.prefetch(("", t) for t in texts[4:])
+        engine.flush()
+    with pytest.warns(UserWarning, match="4 stored vector"):  # its blocks went with it
+        got = engine.embed(texts, "")
+    assert np.array_equal(got, encoder.encode(texts, prompt="", batch_size=8))
+    engine.close()
+    cache.close()
+
+
+def test_attack45b_a_damaged_block_is_set_aside_and_said_once(tmp_path: Path) -> None:
+    keys, vectors = _stored(tmp_path, 2)
+    path = _cache(tmp_path).path
+    (path / "000000000009.block").write_bytes(b"junk")
+    with pytest.warns(UserWarning, match="1 stored block"):
+        assert len(_cache(tmp_path)) == 2
+    assert (path / "000000000009.damaged").exists() and not (path / "000000000009.block").exists()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once: the next run reads without a word
+        assert np.array_equal(_cache(tmp_path).get(keys), vectors)
+
+
+def test_attack45b_a_read_only_cache_root_without_the_models_folder_runs_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    with pytest.warns(UserWarning, match="read-only"):
+        cache = _cache(tmp_path)
+    assert cache.read_only and cache.missing(["k"]) == ["k"]
+    assert cache.put(["k"], _vectors(1)) is False
+
+
+def test_attack45b_the_cli_says_our_warnings_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from chemteb_eval import cli
+    from chemteb_eval.engine import cache as cache_module
+
+    cli._warning_line(
+        UserWarning("embedding cache /x: 1 stored\nblock"), UserWarning, cache_module.__file__, 1
+    )
+    assert capsys.readouterr().err == "chemteb: warning: embedding cache /x: 1 stored?block\n"
+    cli._warning_line(UserWarning("theirs"), UserWarning, "/elsewhere/lib.py", 7)
+    assert "lib.py:7: UserWarning: theirs" in capsys.readouterr().err  # as Python shows it

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from chemteb_eval import __version__
 from chemteb_eval.chembench.cli import add_chembench
@@ -64,7 +66,35 @@ def _say(line: str) -> None:
 _HELPER_RANK_WAIT = 3.0  # seconds: rank 0 fails the same way, well within it
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _warning_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Our own warnings as one line, ``chemteb: warning: ...`` (not Python's two lines naming
+    a source file and quoting its code); other libraries' as Python shows them."""
+    if not os.path.abspath(filename).startswith(_PACKAGE + os.sep):
+        shown = warnings.formatwarning(message, category, filename, lineno, line)
+        (file or sys.stderr).write(shown)
+        return
+    if os.environ.get("RANK", "0") == "0":
+        text = "".join(c if c.isprintable() else "?" for c in str(message))
+        print(f"chemteb: warning: {text}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_line
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):

@@ -160,7 +160,12 @@ class EmbeddingCache:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            if not self.path.is_dir() and not self.path.with_suffix(".sqlite").is_file():
+            refused = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)  # nothing to read
+            if (
+                not refused
+                and not self.path.is_dir()
+                and not self.path.with_suffix(".sqlite").is_file()
+            ):
                 raise ChemtebError(
                     f"embedding cache folder {root} cannot be written ({exc.strerror or exc}); "
                     "run with --no-cache, or set CHEMTEB_CACHE to a folder you can write to."
@@ -277,6 +282,9 @@ class EmbeddingCache:
             read = own[1:] if own and own[0] == number else self._header(f"{stem}.block")
             if read is None:  # damaged: its number is not the next one's business
                 damaged += 1
+                if not self.read_only:  # set aside: said once, never read again
+                    with contextlib.suppress(OSError):
+                        os.replace(self.path / f"{stem}.block", self.path / f"{stem}.damaged")
                 continue
             self._next = max(self._next, number + 1)
             if own and own[0] == number:  # its vectors are the ones in memory: checked
@@ -294,7 +302,8 @@ class EmbeddingCache:
         if damaged:
             warnings.warn(
                 f"embedding cache {self.path}: {damaged} stored block(s) were damaged or from "
-                "another cache; their vectors are encoded again.",
+                "another cache (set aside as .damaged where the cache can be written); their "
+                "vectors are encoded again.",
                 stacklevel=4,
             )
 
@@ -474,7 +483,10 @@ class EmbeddingCache:
         return True
 
     def _write_failed(self, exc: OSError) -> bool:
-        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
+            if exc.errno == errno.ENOENT:  # the folder went mid-run: its blocks with it
+                msg = "is gone: what it held is encoded again, new vectors kept for this run only."
+                warnings.warn(f"embedding cache {self.path} {msg}", stacklevel=4)
             self.read_only = True  # keep going in memory
             return False
         full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
