@@ -4,17 +4,15 @@ from issue 39 blocks of rows in array files ``<model>-<digest>.<dim>d.f32``."""
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import sqlite3
-import stat
-from io import FileIO
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ._blocks import open_regular
 
 # The tables such a cache may hold and their columns: a file with another layout (another
 # tool's SQLite file, a hand-edited cache) is refused, not a traceback at first use.
@@ -24,17 +22,6 @@ _LAYOUT = {
     "cost": ("key", "seconds"),
     "blocks": ("id", "dim", "start", "count", "replace", "digests", "seconds", "keys"),
 }
-
-
-def open_regular(path: Path) -> FileIO:
-    """A regular file opened to read without waiting (a FIFO put in its place would block an
-    open for ever): OSError for anything else. The cache reads every file it did not just write
-    through here."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return os.fdopen(fd, "rb", buffering=0)
 
 
 Group = tuple[list[str], NDArray[np.float32], NDArray[np.float64]]

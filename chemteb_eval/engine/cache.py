@@ -32,9 +32,7 @@ import warnings
 import zlib
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,19 +40,23 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.fingerprint import model_fingerprint
 
-from ._legacy import open_regular, read_legacy
-
-try:
-    import fcntl
-except ImportError:  # Windows: an open file cannot be deleted, which is the lock there
-    fcntl = None  # type: ignore[assignment]
+from ._blocks import (
+    LOCKS,
+    MAX_DIM,
+    MAX_HEAD,
+    Block,
+    block_head,
+    identity,
+    lock,
+    open_regular,
+    read_header,
+    write_block,
+)
+from ._legacy import read_legacy
 
 __all__ = ["EmbeddingCache", "model_fingerprint", "sound_rows", "text_key"]
 
-MAGIC = b"chemteb-block-v3"  # a block file's first 16 bytes; its header's length follows (u64)
 MAX_SECONDS_PER_TEXT = 3600.0  # an hour for one text: no encoder is that slow
-# What a block's header may claim: a hostile (sparse) file must not make a read allocate TBs
-_MAX_DIM, _MAX_COUNT, _MAX_HEAD, _MAX_KEY_BYTES = 1 << 16, 1 << 27, 1 << 20, 1 << 30
 Rows = NDArray[np.float32]
 
 
@@ -85,42 +87,11 @@ def sound_rows(
     return np.asarray(ok, dtype=bool)
 
 
-@dataclass(frozen=True)
-class _Block:
-    """A committed block as read: where its vectors start, their costs, and the file's identity
-    then (a file swapped since is damage); ``data`` holds an old read-only cache's rows."""
-
-    path: Path | None
-    dim: int
-    at: int
-    seconds: NDArray[np.float64]
-    stat: tuple[int, int, int] = (0, 0, 0)
-    data: Rows | None = None
-    crc: tuple[int, int] = (0, 0)  # the CRC-32 of all before the vectors, and of the whole
-
-
 def _damaged(path: Path, exc: object) -> ChemtebError:
     return ChemtebError(
         f"embedding cache {path} is damaged or not a cache ({exc}); delete it (`rm -r '{path}'`) "
         "and rerun, or run with --no-cache, or set CHEMTEB_CACHE to another folder."
     )
-
-
-def _lock(file: IO[bytes]) -> bool:
-    """An exclusive lock on an open file, not waited for (True: taken; always, where the OS has
-    no ``fcntl``)."""
-    if fcntl is None:
-        return True
-    try:
-        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
-def _identity(file: IO[bytes]) -> tuple[int, int, int]:
-    found = os.fstat(file.fileno())
-    return found.st_ino, found.st_size, found.st_mtime_ns
 
 
 class EmbeddingCache:
@@ -149,7 +120,7 @@ class EmbeddingCache:
             fingerprint = model_fingerprint(source)
         self.path, self.ident = self.path_for(root, model, revision, source, fingerprint, variant)
         self.nan_rows, self._closed = nan_rows, False
-        self._blocks: list[_Block] = []
+        self._blocks: list[Block] = []
         self._index: dict[str, int] = {}  # key -> block number << 32 | row
         self._seen: set[str] = set()  # the block files read
         self._next = 1  # the number after every sound block's
@@ -173,7 +144,7 @@ class EmbeddingCache:
         self.read_only = not self._writable()
         try:
             with open_regular(self.path / "adopted.json") as file:
-                adopted = json.loads(file.read(_MAX_HEAD))
+                adopted = json.loads(file.read(MAX_HEAD))
         except (OSError, ValueError, RecursionError):
             adopted = []
         listed = adopted if isinstance(adopted, list) else []
@@ -223,7 +194,7 @@ class EmbeddingCache:
             adopted = old / "adopted.json"
             try:
                 with open_regular(adopted) as file:
-                    names = json.loads(file.read(_MAX_HEAD))
+                    names = json.loads(file.read(MAX_HEAD))
             except (OSError, ValueError, RecursionError):
                 names = []
             names = names if isinstance(names, list) else []
@@ -254,7 +225,7 @@ class EmbeddingCache:
             try:
                 with open_regular(part) as file:
                     old = time.time() - os.fstat(file.fileno()).st_mtime > 60
-                    if not _lock(file) or (part.suffix == ".new" and not old):
+                    if not lock(file) or (part.suffix == ".new" and not old):
                         continue  # a writer still at work
                 part.unlink()
             except OSError:
@@ -266,7 +237,7 @@ class EmbeddingCache:
 
     # -- the index ---------------------------------------------------------------------------
 
-    def _refresh(self, own: tuple[int, _Block, list[str], bool] | None = None) -> None:
+    def _refresh(self, own: tuple[int, Block, list[str], bool] | None = None) -> None:
         """Index the blocks committed since the last look, in number order (``own``: the block
         this process just published, known without reading it back)."""
         if self._closed:
@@ -276,10 +247,14 @@ class EmbeddingCache:
         except OSError:
             stems = []
         fresh = [s for s in stems if s not in self._seen and s.isascii() and s.isdigit()]
-        damaged, reads = 0, list[tuple[_Block, list[str], bool]]()
+        damaged, reads = 0, list[tuple[Block, list[str], bool]]()
         for number, stem in sorted((int(s), s) for s in fresh if len(s) < 30):
             self._seen.add(stem)
-            read = own[1:] if own and own[0] == number else self._header(f"{stem}.block")
+            read = (
+                own[1:]
+                if own and own[0] == number
+                else read_header(self.path / f"{stem}.block", self._serves)
+            )
             if read is None:  # damaged: its number is not the next one's business
                 damaged += 1
                 if not self.read_only:  # set aside: said once, never read again
@@ -307,7 +282,7 @@ class EmbeddingCache:
                 stacklevel=4,
             )
 
-    def _first(self, reads: list[tuple[_Block, list[str], bool]]) -> None:
+    def _first(self, reads: list[tuple[Block, list[str], bool]]) -> None:
         """Index the blocks a fresh cache finds, none replacing: one dict built backwards, so a
         key written twice keeps its first place, as ``_add`` block by block (40 ms less a 200k)."""
         keys: list[str] = []
@@ -319,7 +294,7 @@ class EmbeddingCache:
             slots += range(base, base + len(found))
         self._index = dict(zip(reversed(keys), reversed(slots), strict=True))
 
-    def _add(self, block: _Block, keys: list[str], replace: bool) -> None:
+    def _add(self, block: Block, keys: list[str], replace: bool) -> None:
         """Index a block: a replacing one wins over what came before, any other only adds."""
         base = len(self._blocks) << 32
         self._blocks.append(block)
@@ -335,43 +310,6 @@ class EmbeddingCache:
         else:
             for key, slot in slots:
                 self._index.setdefault(key, slot)
-
-    def _header(self, name: str) -> tuple[_Block, list[str], bool] | None:
-        """A block file's header, checked against its size and this cache (None: damaged)."""
-        try:
-            with open_regular(self.path / name) as file:
-                head, ident = file.read(24), _identity(file)
-                size = int.from_bytes(head[16:], "little")
-                if head[:16] != MAGIC or not 0 < size <= min(ident[1], _MAX_HEAD):
-                    return None
-                raw = file.read(size)
-                meta = json.loads(raw)
-                dim, count, chars = meta["dim"], meta["count"], meta["key_bytes"]
-                ok = meta["cache"] in self._serves and isinstance(meta["replace"], bool)
-                ok = ok and {type(dim), type(count), type(chars)} == {int}
-                if not ok or not (0 < dim <= _MAX_DIM and 0 < count <= _MAX_COUNT):
-                    return None
-                at = -(-(24 + size + chars) // 8) * 8  # key lengths, costs: 8-byte aligned
-                if not 0 <= chars <= _MAX_KEY_BYTES or ident[1] != at + count * (16 + 4 * dim) + 8:
-                    return None
-                keyed = file.read(at - 24 - size)  # the keys' bytes and the padding
-                numbers = file.read(16 * count)  # the keys' lengths, the costs
-                file.seek(ident[1] - 8)
-                crc = zlib.crc32(numbers, zlib.crc32(keyed, zlib.crc32(raw, zlib.crc32(head))))
-                whole = int.from_bytes(file.read(4), "little")
-                text = keyed[:chars].decode("utf-8", "surrogatepass")
-                lengths = np.frombuffer(numbers[: 8 * count], dtype="<u8")
-                seconds = np.frombuffer(numbers[8 * count :], dtype="<f8").astype(np.float64)
-        except (OSError, ValueError, KeyError, TypeError, RecursionError, MemoryError):
-            return None
-        keys = text.split("\n")
-        if len(keys) != count:  # a key holds a line break: cut by the lengths instead
-            ends = (lengths + 1).cumsum().tolist()
-            if ends[-1] != len(text) + 1:
-                return None
-            keys = [text[a : b - 1] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
-        block = _Block(self.path / name, dim, at + 16 * count, seconds, ident, crc=(crc, whole))
-        return block, keys, meta["replace"]
 
     def _slots(self, keys: Sequence[str]) -> NDArray[np.int64]:
         """Each key's slot (-1: not stored), the index brought up to date first."""
@@ -409,7 +347,7 @@ class EmbeddingCache:
         what encoding each vector cost; ``replace``, these vectors win over those already there
         (by default the first write wins). False (nothing stored): the cache is read-only."""
         matrix = np.ascontiguousarray(vectors, dtype=np.float32)
-        if len(keys) and (matrix.ndim != 2 or not 0 < matrix.shape[1] <= _MAX_DIM):
+        if len(keys) and (matrix.ndim != 2 or not 0 < matrix.shape[1] <= MAX_DIM):
             raise ValueError(f"put: vectors of shape {matrix.shape}; one row a key (2-D).")
         if len(matrix) != len(keys) or (seconds is not None and len(seconds) != len(keys)):
             raise ValueError(f"put: {len(keys)} keys for {len(matrix)} vectors and their costs.")
@@ -436,27 +374,18 @@ class EmbeddingCache:
         self, keys: list[str], matrix: Rows, costs: NDArray[np.float64], replace: bool
     ) -> bool:
         """Write a block to a part file of its own, then link it to the next free number."""
-        text = "\n".join(keys).encode("utf-8", "surrogatepass")  # split back at C speed
-        meta = {"cache": self.ident, "dim": matrix.shape[1], "count": len(keys)}
-        head = json.dumps({**meta, "replace": replace, "key_bytes": len(text)}).encode()
-        head = MAGIC + len(head).to_bytes(8, "little") + head + text
-        head += b"\0" * (-len(head) % 8) + np.fromiter(map(len, keys), "<u8", len(keys)).tobytes()
+        head = block_head(self.ident, keys, matrix.shape[1], replace)
         stem = self.path / f"{os.getpid()}.{secrets.token_hex(8)}"
         part = stem.with_suffix(".part")
         try:
             # a part file is locked from birth (renamed to .part once locked: the lock goes with
             # it) and through its link: an opener reclaims only a dead writer's
-            with stem.with_suffix(".new" if fcntl else ".part").open("xb") as file:
-                if fcntl and _lock(file):
+            with stem.with_suffix(".new" if LOCKS else ".part").open("xb") as file:
+                if LOCKS and lock(file):
                     os.replace(file.name, part)
-                start = zlib.crc32(costs.data, zlib.crc32(head))
-                with ThreadPoolExecutor(max_workers=1) as pool:  # both let go of the GIL
-                    crc = pool.submit(zlib.crc32, matrix.data, start)
-                    file.write(head + costs.tobytes())
-                    file.write(matrix.data)
-                file.write(crc.result().to_bytes(4, "little") + bytes(4))  # to check the rest
+                write_block(file, head, costs, matrix)
                 file.flush()  # its size and time as a reader will see them
-                ident, number = _identity(file), self._next
+                ident, number = identity(file), self._next
                 while not self._link(part, number):
                     number += 1
                 with contextlib.suppress(OSError):
@@ -471,7 +400,7 @@ class EmbeddingCache:
                 return self._write_failed(exc)
             raise
         at = len(head) + 8 * len(keys)
-        block = _Block(self.path / f"{number:012d}.block", matrix.shape[1], at, costs, ident)
+        block = Block(self.path / f"{number:012d}.block", matrix.shape[1], at, costs, ident)
         self._refresh((number, block, keys, replace))
         return True
 
@@ -520,7 +449,7 @@ class EmbeddingCache:
         reads = [(lo, span)] if dense else list(zip(rows.tolist(), out[at], strict=True))
         try:
             with open_regular(block.path or Path()) as file:
-                if _identity(file) != block.stat:
+                if identity(file) != block.stat:
                     return None  # swapped since its header was read: not this block
                 for row, into in reads:
                     file.seek(block.at + row * 4 * block.dim)
@@ -652,7 +581,7 @@ class EmbeddingCache:
                 keep = self._to_write(keys, False)
                 keys, matrix, costs = [keys[i] for i in keep], matrix[keep], costs[keep]
                 if keep and (self.read_only or not self._publish(keys, matrix, costs, False)):
-                    self._add(_Block(None, matrix.shape[1], 0, costs, data=matrix), keys, False)
+                    self._add(Block(None, matrix.shape[1], 0, costs, data=matrix), keys, False)
         for file in [] if self.read_only else self.files(self.path):
             if file.parent != self.path:  # converted: the old files go
                 file.unlink(missing_ok=True)
