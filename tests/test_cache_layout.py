@@ -797,8 +797,7 @@ def test_an_old_cache_converted_by_another_process_meanwhile_is_no_error(
     path = _cache(tmp_path).path
     old = to_old_layout(path)
     from chemteb_eval.engine import cache as cache_module
-
-    real = cache_module.read_legacy
+    from chemteb_eval.engine._legacy import read_legacy as real
 
     def converted_meanwhile(file: Path) -> Any:
         monkeypatch.setattr(cache_module, "read_legacy", real)
