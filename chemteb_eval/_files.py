@@ -17,7 +17,9 @@ __all__ = [
     "csv_safe",
     "first_non_utf8",
     "parse_json",
+    "public_url",
     "read_json_lines",
+    "read_regular",
     "shared_mode",
     "write_json_atomic",
     "write_text_atomic",
@@ -157,6 +159,49 @@ def read_json_lines(path: Path, *, max_bytes: int = 64 * 2**20) -> tuple[list[An
         except ValueError as exc:
             bad.append(f"{path}: line {n}: {exc}")
     return records, bad
+
+
+def read_regular(path: Path, max_bytes: int = 64 * 2**20) -> bytes:
+    """A regular file's bytes, opened without waiting (a FIFO named like the file would block
+    an open for ever; ``/dev/zero`` never end): ``ValueError`` for anything else, or past
+    ``max_bytes``; ``OSError`` where it cannot be read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        if info.st_size > max_bytes:
+            raise ValueError(f"{path}: {info.st_size:,} bytes, over {max_bytes:,}")
+        return file.read(max_bytes + 1)[:max_bytes]
+
+
+# A query parameter whose name holds one of these carries a secret (``?api_key=``, ``&sig=``)
+_SECRET_NAMES = ("key", "token", "secret", "pass", "pwd", "auth", "sig", "credential", "session")
+
+
+def public_url(text: str) -> str:
+    """``text`` fit to record in a file made to be shared: a URL loses its user-info
+    (``https://user:password@host`` becomes ``https://host``) and every query parameter whose
+    name says it carries a secret (its value becomes ``REDACTED``); anything else is itself."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text
+    if not parts.scheme or not parts.netloc:
+        return text
+    host = parts.netloc.rpartition("@")[2]
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    secret = [any(n in k.lower() for n in _SECRET_NAMES) for k, _ in pairs]
+    if host == parts.netloc and not any(secret):
+        return text  # nothing to hide: the URL as it was written
+    query = urlencode(
+        [(k, "REDACTED" if s else v) for (k, v), s in zip(pairs, secret, strict=True)]
+    )
+    return urlunsplit(
+        (parts.scheme, host, parts.path, query if any(secret) else parts.query, parts.fragment)
+    )
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from chemteb_eval._files import parse_json, public_url, read_regular
 from chemteb_eval.errors import ChemtebError
 
 __all__ = [
@@ -94,8 +95,8 @@ class ProbeRegistry:
         return cls(Path(cache_folder) / REGISTRY_FILE)
 
     def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+        try:  # a FIFO named like the file hung every API run (--no-cache too)
+            data = parse_json(read_regular(self.path))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -104,7 +105,7 @@ class ProbeRegistry:
         """The label of the model behind ``(model, source)`` that returned ``vectors``, and
         whether it was seen before under this name and source. A probe matching a remembered
         one takes its label; another gets a label of its own (a new one, remembered)."""
-        known = self._read()
+        known, shown = self._read(), public_url(source)  # never a password: the file is shared
         for label, entry in sorted(known.items()):
             probe = entry.get("probe") if isinstance(entry, dict) else None
             try:
@@ -112,14 +113,14 @@ class ProbeRegistry:
             except (ValueError, TypeError, ChemtebError):
                 matches = False  # a hand-edited entry: never a match
             if matches:
-                seen = entry.get("model") == model and entry.get("source") == source
+                seen = (entry.get("model"), _public(entry.get("source"))) == (model, shown)
                 return label, seen
         label = probe_label(vectors)
         while label in known:  # the same signs for another probe: not seen, but never shared
             label = label + "-" + hashlib.sha256(label.encode()).hexdigest()[:4]
         known[label] = {
             "model": model,
-            "source": source,
+            "source": shown,
             "probe": np.round(np.asarray(vectors, float), 7).tolist(),
         }
         self._write(known)
@@ -133,6 +134,9 @@ class ProbeRegistry:
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".api-models-")
         except OSError:
             return
+        for entry in known.values():  # entries written before URLs were cleaned
+            if isinstance(entry, dict) and isinstance(entry.get("source"), str):
+                entry["source"] = public_url(entry["source"])
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(known, handle)
@@ -146,8 +150,12 @@ class ProbeRegistry:
             label
             for label, entry in self._read().items()
             if isinstance(entry, dict)
-            and (entry.get("model"), entry.get("source")) == (model, source)
+            and (entry.get("model"), _public(entry.get("source"))) == (model, public_url(source))
         )
+
+
+def _public(source: object) -> object:
+    return public_url(source) if isinstance(source, str) else source
 
 
 def probe_of(encoder: Any, texts: Sequence[str] = PROBE_TEXTS) -> NDArray[np.float32]:

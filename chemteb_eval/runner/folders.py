@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from chemteb_eval._files import public_url
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.backends import backend_of, experiment_kwargs
 from chemteb_eval.models.base import Encoder, ModelMeta
@@ -129,6 +130,8 @@ def recorded_meta(
     out.update(_openness(meta))
     if Path(meta.source).exists():
         out["source"] = "local:" + Path(meta.source).resolve().name
+    else:  # an API's URL: never its password or key (the file is made to be shared)
+        out["source"] = public_url(meta.source)
     if weights is not None:
         out["weights"] = weights
     return out

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from chemteb_eval._files import public_url
 from chemteb_eval.data import load_task
 from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.data.pipchem import build_needed as pipchem_build_needed
@@ -170,7 +171,7 @@ def api_identity(encoder: Encoder, cache: Path | None, log: Log) -> str | None:
     label, seen = registry.identify(meta.name, meta.source, probe_of(encoder))
     if not seen and before:
         log(
-            f"{meta.name} at {meta.source} returns other vectors than the model that answered "
+            f"{meta.name} at {public_url(meta.source)} returns other vectors than the model that answered "
             f"under this name before ({', '.join(before)}): another model; its embeddings and "
             f"results are kept apart, as {label}."
         )

@@ -1,0 +1,79 @@
+"""Issue 46 (trust, round 4): each defect class an outside attack found, a test named after it
+that failed on the code before the fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chemteb_eval._files import public_url, read_regular
+from chemteb_eval.models.base import ModelMeta
+from chemteb_eval.models.identity import ProbeRegistry
+from chemteb_eval.runner.folders import recorded_meta
+
+SECRET_URL = "https://alice:hunter2@api.example.org:8443/v1?api_key=sk-123&model=m"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (SECRET_URL, "https://api.example.org:8443/v1?api_key=REDACTED&model=m"),
+        ("https://:tok@h/v1", "https://h/v1"),
+        (
+            "http://h/v1?sig=abc&X-Amz-Credential=c&q=a+b",
+            "http://h/v1?sig=REDACTED&X-Amz-Credential=REDACTED&q=a+b",
+        ),
+        ("http://localhost:8000/v1?q=a b", "http://localhost:8000/v1?q=a b"),  # untouched
+        ("sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"),
+        ("/home/me/model", "/home/me/model"),
+        ("http://[::1", "http://[::1"),  # not a URL urllib can split: as it is
+    ],
+)
+def test_secrets_a_recorded_url_loses_its_password_and_keys(url: str, shown: str) -> None:
+    assert public_url(url) == shown
+
+
+def test_secrets_model_meta_never_records_an_api_bases_password() -> None:
+    meta = ModelMeta("m", None, None, 8, None, "openai-compatible API", SECRET_URL)
+    text = json.dumps(recorded_meta(meta, None))
+    assert "hunter2" not in text and "sk-123" not in text and "alice" not in text
+    assert recorded_meta(meta, None)["source"].startswith("https://api.example.org:8443/v1")
+
+
+def test_secrets_api_models_json_never_records_a_password(tmp_path: Path) -> None:
+    path = tmp_path / "api-models.json"
+    vectors = np.random.default_rng(0).standard_normal((4, 8))
+    # a registry written before URLs were cleaned: cleaned at the next write
+    path.write_text(json.dumps({"old": {"model": "x", "source": SECRET_URL, "probe": [[1.0]]}}))
+    registry = ProbeRegistry(path)
+    label, seen = registry.identify("m", SECRET_URL, vectors)
+    assert not seen and registry.labels_of("m", SECRET_URL) == [label]
+    again, seen = ProbeRegistry(path).identify("m", SECRET_URL, vectors)
+    assert (again, seen) == (label, True)  # the same model, known under its cleaned URL
+    text = path.read_text()
+    assert "hunter2" not in text and "sk-123" not in text and "alice" not in text
+
+
+def test_hostile_files_a_fifo_as_api_models_json_never_hangs(tmp_path: Path) -> None:
+    path = tmp_path / "api-models.json"
+    os.mkfifo(path)
+    done: list[str] = []
+
+    def identify() -> None:
+        done.append(ProbeRegistry(path).identify("m", "http://h/v1", np.ones((2, 4)))[0])
+
+    worker = threading.Thread(target=identify, daemon=True)
+    started = time.perf_counter()
+    worker.start()
+    worker.join(timeout=10)
+    assert done and time.perf_counter() - started < 10  # hung for ever before
+    other = tmp_path / "fifo"
+    os.mkfifo(other)
+    with pytest.raises(ValueError, match="not a regular file"):
+        read_regular(other)  # the one reader of a file named by the user's folders
