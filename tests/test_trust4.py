@@ -115,3 +115,37 @@ def test_means_over_incomplete_rows_are_no_type_mean_never_ranked_or_best(
     assert main(["rank", str(tmp_path), "-b", "PipChem", "--json"]) == 0
     shown = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
     assert shown["org/partial"]["type_coverage"]["PairClassification"] == "1/2"
+
+
+# -- 3: collisions -----------------------------------------------------------------------------
+
+
+def test_collisions_a_task_named_like_a_version_is_never_merged_with_it(tmp_path: Path) -> None:
+    """A task named ``SynonymPairs(<8 hex>)`` was merged with the version of SynonymPairs that
+    ``rank`` renamed to that very name."""
+    from chemteb_eval.results.scan import catalog_of, scan_results
+    from chemteb_eval.tasks.custom import read_task_file
+
+    from .test_custom_tasks import PAIRS, write_pairs
+    from .test_identity import _score
+
+    out = tmp_path / "results"
+    for i in range(2):  # two versions of one name: other data
+        folder = tmp_path / f"u{i}"
+        folder.mkdir()
+        task_file = write_pairs(folder)
+        if i:
+            (folder / "synonyms.csv").write_text(PAIRS + "benzene,cyclohexane,0\n")
+        _score(read_task_file(task_file), out, name=f"org/m{i}")
+    versions = sorted(catalog_of(scan_results([out])).get_benchmark("Custom").tasks)
+    assert len(versions) == 2 and all(v.startswith("SynonymPairs(") for v in versions)
+    folder = tmp_path / "u2"
+    folder.mkdir()
+    task_file = write_pairs(folder)
+    task_file.write_text(task_file.read_text().replace("SynonymPairs", versions[0]))
+    _score(read_task_file(task_file), out, name="org/m2")
+    scanned = scan_results([out])
+    tasks = catalog_of(scanned).get_benchmark("Custom").tasks
+    assert len(tasks) == 3 and versions[0] in tasks  # the task of that name, and two versions
+    held = {m.name: {f.task_name for f in m.files} for m in scanned}
+    assert held["org/m2"] == {versions[0]} and versions[0] not in held["org/m0"] | held["org/m1"]

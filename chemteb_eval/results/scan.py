@@ -149,7 +149,11 @@ def split_versions(scanned: list[ScannedModel]) -> None:
     # one name in any letter case is one name (the folders of two OSes fold case)
     split = {name for name, seen in versions.items() if len(seen) > 1}
     for model in scanned:
-        renamed = {t.name: _versioned(t, model) for t in model.custom if t.name.casefold() in split}
+        renamed = {
+            t.name: _versioned(t, model, set(versions))
+            for t in model.custom
+            if t.name.casefold() in split
+        }
         if not renamed:
             continue
         model.custom = [replace(t, name=renamed.get(t.name, t.name)) for t in model.custom]
@@ -184,11 +188,17 @@ def _version(task: Task, model: ScannedModel) -> tuple[str, str, str]:
     return task.name, declaration, data
 
 
-def _versioned(task: Task, model: ScannedModel) -> str:
+def _versioned(task: Task, model: ScannedModel, taken: set[str]) -> str:
+    """``Name(<8 hex>)`` after the version's content; longer where a task the results recorded
+    is itself named so (``taken``, case-folded): a version is never merged with such a task."""
     import hashlib
 
-    key = "\0".join(_version(task, model)).encode()
-    return f"{task.name}({hashlib.sha256(key).hexdigest()[:8]})"
+    digest = hashlib.sha256("\0".join(_version(task, model)).encode()).hexdigest()
+    for size in (8, 12, 16, 32):
+        name = f"{task.name}({digest[:size]})"
+        if name.casefold() not in taken:
+            break
+    return name
 
 
 def catalog_of(scanned: list[ScannedModel]) -> TaskCatalog:
