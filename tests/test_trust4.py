@@ -149,3 +149,37 @@ def test_collisions_a_task_named_like_a_version_is_never_merged_with_it(tmp_path
     assert len(tasks) == 3 and versions[0] in tasks  # the task of that name, and two versions
     held = {m.name: {f.task_name for f in m.files} for m in scanned}
     assert held["org/m2"] == {versions[0]} and versions[0] not in held["org/m0"] | held["org/m1"]
+
+
+# -- 4: round trips ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_round_trips_a_hub_results_repo_brings_every_file_a_results_folder_holds(
+    tmp_path: Path,
+) -> None:
+    """The Space fetched only *.json and *.csv from a results repo: the recorded task
+    declarations (the Custom board), the evidence and the run records stayed behind."""
+    from .helpers.fake_hub import FakeHub
+    from .test_space_app import _download
+
+    folder = "org__m/no_revision_available"
+    files = {
+        f"{folder}/SynonymPairs.json": b"{}",
+        f"{folder}/SynonymPairs.task.yaml": b"name: SynonymPairs\n",
+        f"{folder}/SynonymPairs.items.npz": b"npz",
+        f"{folder}/runs.jsonl": b"{}\n",
+        f"{folder}/model_meta.json": b"{}",
+        "README.md": b"not a results file: left",
+        f"{folder}/weights.bin": b"not a results file: left",
+    }
+    hub = FakeHub()
+    try:
+        pinned = hub.add_commit("chemteb/results", files)
+        done = _download(hub, tmp_path, "chemteb/results", pinned, offline=False)
+    finally:
+        hub.close()
+    assert done.returncode == 0, done.stderr
+    got = Path(done.stdout.strip())
+    fetched = {str(p.relative_to(got)) for p in got.rglob("*") if p.is_file()}
+    assert fetched == {name for name in files if not name.endswith((".md", ".bin"))}

@@ -5,10 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from chemteb_eval.errors import ChemtebError
+from chemteb_eval.results.runs import RUNS_FILE
+from chemteb_eval.results.schema import ITEMS_SUFFIX
+from chemteb_eval.tasks.recorded import TASK_FILE_SUFFIX
 
 from ._repo import check_repo_id
 
-__all__ = ["download_results"]
+__all__ = ["RESULT_PATTERNS", "download_results"]
+
+# Every kind of file a results folder holds (issue 46: with *.json and *.csv alone, the recorded
+# task declarations, the evidence and the run records stayed behind, and the Custom board vanished)
+RESULT_PATTERNS = ["*.json", "*.csv", f"*{TASK_FILE_SUFFIX}", f"*{ITEMS_SUFFIX}", f"*{RUNS_FILE}"]
 
 
 def download_results(
@@ -17,7 +24,10 @@ def download_results(
     """Download a results dataset repo (``<model>/<revision>/<Task>.json`` inside) and return
     its local folder.
 
-    Only JSON and CSV files are fetched (result files, ``model_meta.json``, a model table).
+    What a results folder holds is fetched, and nothing else: JSON and CSV files (result files,
+    ``model_meta.json``, a model table), the task declarations recorded beside results (the
+    Custom board is built from them), the per-item evidence (rank intervals) and the run
+    records (times, hardware).
 
     Args:
         repo_id: the dataset repo, ``org/name``.
@@ -41,7 +51,7 @@ def download_results(
             repo_id,
             repo_type="dataset",
             revision=revision,
-            allow_patterns=["*.json", "*.csv"],
+            allow_patterns=RESULT_PATTERNS,
             cache_dir=str(cache_dir) if cache_dir is not None else None,
         )
     except LocalEntryNotFoundError as exc:
