@@ -183,3 +183,32 @@ def test_round_trips_a_hub_results_repo_brings_every_file_a_results_folder_holds
     got = Path(done.stdout.strip())
     fetched = {str(p.relative_to(got)) for p in got.rglob("*") if p.is_file()}
     assert fetched == {name for name in files if not name.endswith((".md", ".bin"))}
+
+
+def test_round_trips_an_edited_recorded_declaration_is_said_and_restored_by_the_rerun(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An edited ``{Task}.task.yaml`` beside a result hid it for good: the rerun said
+    ``skipped`` and never restored it, and ``rank -b Custom`` said "Custom has no tasks" alone."""
+    from chemteb_eval.cli import main
+    from chemteb_eval.tasks.custom import read_task_file
+
+    from .test_custom_tasks import write_pairs
+    from .test_identity import _score
+
+    declared = read_task_file(write_pairs(tmp_path))
+    out = tmp_path / "results"
+    report = _score(declared, out)
+    recorded = report.results_dir / "SynonymPairs.task.yaml"
+    original = recorded.read_text()
+    recorded.write_text(original.replace("main_score: max_f1", "main_score: max_ap"))
+    assert main(["rank", str(out), "-b", "Custom"]) == 2
+    err = capsys.readouterr().err
+    assert "[skipped]" in err and "declares another task than its result" in err
+    assert "Custom has no tasks" in err
+    lines: list[str] = []
+    again = _score(declared, out, log=lines.append)
+    assert again.statuses == {"SynonymPairs": "skipped"} and recorded.read_text() == original
+    assert any("was edited or lost; restored" in line for line in lines)
+    assert main(["rank", str(out), "-b", "Custom"]) == 0
+    assert "SynonymPairs" not in capsys.readouterr().err  # nothing left out now

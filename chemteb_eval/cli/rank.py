@@ -169,7 +169,12 @@ def rank_benchmark(
             file=sys.stderr,
         )
     if benchmark is not None:
-        return catalog.get_benchmark(benchmark), ""
+        try:
+            return catalog.get_benchmark(benchmark), ""
+        except ValueError:  # say first what was left out (an edited task declaration, say)
+            for line in dict.fromkeys(s for m in scanned for s in m.skipped):
+                print(f"[skipped] {shown(line)}", file=sys.stderr)
+            raise
     bench, why = choose_benchmark(scanned, catalog)
     if not scanned:
         return bench, ""

@@ -21,7 +21,7 @@ from chemteb_eval.models.base import Encoder
 from chemteb_eval.models.spec import ModelSpec, parse_model_spec
 from chemteb_eval.results.schema import ResultFile, read_json_object
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, get_benchmark
-from chemteb_eval.tasks.recorded import recorded_digest
+from chemteb_eval.tasks.recorded import recorded_digest, write_recorded_task
 
 from .kinds import KIND_RUNS
 from .values import Log, Plan, RunReport
@@ -88,20 +88,36 @@ def pending(plan: Plan, out_dir: Path, overwrite: bool, report: RunReport, log: 
         elif task.revision is None:
             todo.append(task)  # its data's fingerprint is known once loaded: settle() decides
         else:
-            _skip(plan, task, path, report)
+            _skip(plan, task, path, report, log)
     return todo
 
 
-def _skip(plan: Plan, task: Task, path: Path, report: RunReport) -> None:
+def _skip(plan: Plan, task: Task, path: Path, report: RunReport, log: Log) -> None:
     report.statuses[task.name] = "skipped"
     stored = _recorded(path)  # read once, for its score and its truncation record
     if stored is None:
         return
+    _restore_declaration(task, path, stored, log)
     score = _stored_score(plan, task, stored)
     if score is not None:
         report.main_scores[task.name] = score
     if "truncation" in stored.extra:
         report.truncation[task.name] = stored.extra["truncation"]
+
+
+def _restore_declaration(task: Task, path: Path, stored: ResultFile, log: Log) -> None:
+    """A task file's current result whose recorded declaration beside it was edited or lost:
+    rewritten from the task run now (the one its result records), else rank and the Space leave
+    the result out for good (issue 46)."""
+    if not task.definition or stored.extra.get("task_declaration") != task.declaration_digest():
+        return
+    if recorded_digest(path.parent, task.name) == task.declaration_digest():
+        return
+    try:
+        write_recorded_task(path.parent, task, stored.dataset_revision)
+    except OSError:
+        return  # a folder that cannot be written: rank says why it leaves the result out
+    log(f"{task.name}: its declaration beside {path.name} was edited or lost; restored.")
 
 
 def _said_skipped(report: RunReport, out_dir: Path, log: Log) -> None:
@@ -185,7 +201,7 @@ def settle(
             continue
         if not _stale(task, path, log, data=identities.get(task.name)):
             skipped.add(task.name)
-            _skip(plan, task, path, report)
+            _skip(plan, task, path, report, log)
     if not quiet:
         _said_skipped(report, out_dir, log)
     return skipped
