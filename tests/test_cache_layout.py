@@ -869,3 +869,23 @@ def test_attack45b_the_cli_says_our_warnings_in_one_line(
     assert capsys.readouterr().err == "chemteb: warning: embedding cache /x: 1 stored?block\n"
     cli._warning_line(UserWarning("theirs"), UserWarning, "/elsewhere/lib.py", 7)
     assert "lib.py:7: UserWarning: theirs" in capsys.readouterr().err  # as Python shows it
+
+
+def test_attack45b_a_block_the_disk_failed_to_read_is_not_set_aside_and_read_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Set aside as .damaged was for blocks found bad, not for a read the disk failed (EIO)."""
+    from chemteb_eval.engine import cache as cache_module
+
+    keys, vectors = _stored(tmp_path, 2)
+    from chemteb_eval.engine._blocks import read_header as real
+
+    monkeypatch.setattr(
+        cache_module, "read_header", lambda *a: (_ for _ in ()).throw(OSError(errno.EIO, "I/O"))
+    )
+    cache = _cache(tmp_path)
+    with pytest.warns(UserWarning, match="1 stored block"):
+        assert cache.missing(keys) == keys
+    assert not list(cache.path.glob("*.damaged"))
+    monkeypatch.setattr(cache_module, "read_header", real)
+    assert np.array_equal(cache.get(keys), vectors)  # read at the next look

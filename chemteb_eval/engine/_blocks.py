@@ -48,6 +48,11 @@ MAGIC = b"chemteb-block-v3"  # a block file's first 16 bytes; its header's lengt
 MAX_DIM, MAX_COUNT, MAX_HEAD, MAX_KEY_BYTES = 1 << 16, 1 << 27, 1 << 20, 1 << 30
 
 
+# What an open says of a name that holds no block: not a regular file (a FIFO, a device: raised
+# by ``open_regular``), a dangling or looping link, a folder, or gone since it was listed
+_NOT_A_BLOCK = (errno.EINVAL, errno.ENOENT, errno.ELOOP, errno.EISDIR, errno.ENXIO)
+
+
 @dataclass(frozen=True)
 class Block:
     """A committed block as read: where its vectors start, their costs, and the file's identity
@@ -117,7 +122,11 @@ def read_header(path: Path, serves: Set[str]) -> tuple[Block, list[str], bool] |
             text = keyed[:chars].decode("utf-8", "surrogatepass")
             lengths = np.frombuffer(numbers[: 8 * count], dtype="<u8")
             seconds = np.frombuffer(numbers[8 * count :], dtype="<f8").astype(np.float64)
-    except (OSError, ValueError, KeyError, TypeError, RecursionError, MemoryError):
+    except OSError as exc:
+        if exc.errno in _NOT_A_BLOCK:
+            return None
+        raise  # the disk's trouble (EIO, too many open files), not the block's: asked again
+    except (ValueError, KeyError, TypeError, RecursionError, MemoryError):
         return None
     keys = text.split("\n")
     if len(keys) != count:  # a key holds a line break: cut by the lengths instead

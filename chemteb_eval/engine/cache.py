@@ -249,12 +249,16 @@ class EmbeddingCache:
         fresh = [s for s in stems if s not in self._seen and s.isascii() and s.isdigit()]
         damaged, reads = 0, list[tuple[Block, list[str], bool]]()
         for number, stem in sorted((int(s), s) for s in fresh if len(s) < 30):
+            try:
+                read = (
+                    own[1:]
+                    if own and own[0] == number
+                    else read_header(self.path / f"{stem}.block", self._serves)
+                )
+            except OSError:  # the disk's trouble, not the block's: left, read at the next look
+                damaged += 1
+                continue
             self._seen.add(stem)
-            read = (
-                own[1:]
-                if own and own[0] == number
-                else read_header(self.path / f"{stem}.block", self._serves)
-            )
             if read is None:  # damaged: its number is not the next one's business
                 damaged += 1
                 if not self.read_only:  # set aside: said once, never read again
