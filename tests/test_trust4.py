@@ -212,3 +212,27 @@ def test_round_trips_an_edited_recorded_declaration_is_said_and_restored_by_the_
     assert any("was edited or lost; restored" in line for line in lines)
     assert main(["rank", str(out), "-b", "Custom"]) == 0
     assert "SynonymPairs" not in capsys.readouterr().err  # nothing left out now
+
+
+# -- 8: scale --------------------------------------------------------------------------------------
+
+
+def test_scale_the_truncation_count_tokenises_a_chunk_at_a_time() -> None:
+    """A whole side went to the tokenizer at once: 2.7 GB for 80,000 short texts."""
+    from chemteb_eval.runner.costs import TOKENIZE_CHUNK, truncation
+
+    calls: list[int] = []
+
+    class Counting:
+        meta = ModelMeta("m", "r", None, 8, 5, "sentence-transformers", "m")
+
+        def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
+            calls.append(len(texts))
+            return [len(t.split()) + 2 for t in texts]
+
+    texts = [("", f"t{i} " + "word " * (i % 7)) for i in range(2 * TOKENIZE_CHUNK + 5)]
+    record = truncation(Counting(), {("test", "texts"): dict.fromkeys(texts)})  # type: ignore[arg-type]
+    assert max(calls) <= TOKENIZE_CHUNK and sum(calls) == len(texts)
+    whole = [len(t.split()) + 2 for _, t in texts]
+    assert record["test"]["texts"]["tokens"] == sum(whole)
+    assert record["test"]["texts"]["truncated"] == sum(n > 5 for n in whole)
