@@ -140,7 +140,7 @@ def ranking_table(
     mean, the column its order comes from."""
     from .frontier import cut_cell
 
-    types = [t for t in tasks.TASK_TYPES if any(t in r.type_coverage for r in rows)]
+    types = [t for t in tasks.TASK_TYPES if any(t in r.means for r in rows)]
     label = {name: k.label for name, k in tasks.KINDS.items()}
     width = {t: max(13, len(label[t])) for t in types}
     names = {id(r): shown(r.model) for r in rows}
@@ -162,14 +162,12 @@ def ranking_table(
     ).rstrip()
     lines = [
         f"{bench.name}: {len(rows)} model{'' if len(rows) == 1 else 's'}, ranked by {order}. "
-        "Per type: mean main score (rank), or the tasks of it a model has (n/N)."
+        "Per type: mean main score (rank)."
         f"\n{head}\n{'-' * len(head)}"
     ]
     for r in rows:
         cells = " ".join(
-            f"{_type_cell(r, t):>{width[t]}}"
-            if t in r.means
-            else f"{r.type_coverage.get(t, '-'):>{width[t]}}"  # a type's mean needs all its tasks
+            f"{_type_cell(r, t):>{width[t]}}" if t in r.means else f"{'-':>{width[t]}}"
             for t in types
         )
         rank = "-" if r.rank is None else str(r.rank)
