@@ -5,10 +5,12 @@ UTF-8): a leaf module every room may use (results, ChemBench reports, run metada
 from __future__ import annotations
 
 import codecs
+import errno
 import json
 import os
 import stat
 import tempfile
+from io import FileIO
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ __all__ = [
     "append_json_line",
     "csv_safe",
     "first_non_utf8",
+    "open_regular",
     "parse_json",
     "public_url",
     "read_json_lines",
@@ -161,17 +164,29 @@ def read_json_lines(path: Path, *, max_bytes: int = 64 * 2**20) -> tuple[list[An
     return records, bad
 
 
-def read_regular(path: Path, max_bytes: int = 64 * 2**20) -> bytes:
-    """A regular file's bytes, opened without waiting (a FIFO named like the file would block
-    an open for ever; ``/dev/zero`` never end): ``ValueError`` for anything else, or past
-    ``max_bytes``; ``OSError`` where it cannot be read."""
+def open_regular(path: Path) -> FileIO:
+    """A regular file opened to read without waiting (a FIFO named like it would block an open
+    for ever; ``/dev/zero`` never end): ``OSError`` (``EINVAL``) for anything else."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    with os.fdopen(fd, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path}: not a regular file")
-        if info.st_size > max_bytes:
-            raise ValueError(f"{path}: {info.st_size:,} bytes, over {max_bytes:,}")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb", buffering=0)
+
+
+def read_regular(path: Path, max_bytes: int = 64 * 2**20) -> bytes:
+    """A regular file's bytes (``open_regular``): ``ValueError`` for anything else, or past
+    ``max_bytes``; ``OSError`` where it cannot be read."""
+    try:
+        file = open_regular(path)
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise ValueError(f"{path}: not a regular file") from None
+        raise
+    with file:
+        size = os.fstat(file.fileno()).st_size
+        if size > max_bytes:
+            raise ValueError(f"{path}: {size:,} bytes, over {max_bytes:,}")
         return file.read(max_bytes + 1)[:max_bytes]
 
 

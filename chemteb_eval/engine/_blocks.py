@@ -9,17 +9,17 @@ from __future__ import annotations
 import errno
 import json
 import os
-import stat
 import zlib
 from collections.abc import Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from io import FileIO
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 from numpy.typing import NDArray
+
+from chemteb_eval._files import open_regular
 
 try:
     import fcntl
@@ -38,7 +38,6 @@ __all__ = [
     "block_head",
     "identity",
     "lock",
-    "open_regular",
     "read_header",
     "write_block",
 ]
@@ -82,17 +81,6 @@ def lock(file: IO[bytes]) -> bool:
 def identity(file: IO[bytes]) -> tuple[int, int, int]:
     found = os.fstat(file.fileno())
     return found.st_ino, found.st_size, found.st_mtime_ns
-
-
-def open_regular(path: Path) -> FileIO:
-    """A regular file opened to read without waiting (a FIFO put in its place would block an
-    open for ever): OSError for anything else. The cache reads every file it did not just write
-    through here."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return os.fdopen(fd, "rb", buffering=0)
 
 
 def read_header(path: Path, serves: Set[str]) -> tuple[Block, list[str], bool] | None:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._blocks import open_regular
+from chemteb_eval._files import open_regular
 
 # The tables such a cache may hold and their columns: a file with another layout (another
 # tool's SQLite file, a hand-edited cache) is refused, not a traceback at first use.

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from chemteb_eval._files import open_regular
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.fingerprint import model_fingerprint
 
@@ -48,7 +49,6 @@ from ._blocks import (
     block_head,
     identity,
     lock,
-    open_regular,
     read_header,
     write_block,
 )
@@ -92,6 +92,16 @@ def _damaged(path: Path, exc: object) -> ChemtebError:
         f"embedding cache {path} is damaged or not a cache ({exc}); delete it (`rm -r '{path}'`) "
         "and rerun, or run with --no-cache, or set CHEMTEB_CACHE to another folder."
     )
+
+
+def _adopted(folder: Path) -> list[str]:
+    """The identities a cache folder was moved from (``adopted.json``; hostile content: none)."""
+    try:
+        with open_regular(folder / "adopted.json") as file:
+            names = json.loads(file.read(MAX_HEAD))
+    except (OSError, ValueError, RecursionError):
+        return []
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
 class EmbeddingCache:
@@ -142,13 +152,7 @@ class EmbeddingCache:
                     "run with --no-cache, or set CHEMTEB_CACHE to a folder you can write to."
                 ) from None
         self.read_only = not self._writable()
-        try:
-            with open_regular(self.path / "adopted.json") as file:
-                adopted = json.loads(file.read(MAX_HEAD))
-        except (OSError, ValueError, RecursionError):
-            adopted = []
-        listed = adopted if isinstance(adopted, list) else []
-        self._serves = {self.ident, *(a for a in listed if isinstance(a, str))}
+        self._serves = {self.ident, *_adopted(self.path)}
         if self.read_only:
             msg = "is read-only: its vectors are used, new ones are kept for this run only."
             warnings.warn(f"embedding cache {self.path} {msg}", stacklevel=2)
@@ -191,16 +195,9 @@ class EmbeddingCache:
         if new.exists() or new.with_suffix(".sqlite").exists():
             return False
         if old.is_dir():  # the identity goes in first: a kill before the move leaves both
-            adopted = old / "adopted.json"
-            try:
-                with open_regular(adopted) as file:
-                    names = json.loads(file.read(MAX_HEAD))
-            except (OSError, ValueError, RecursionError):
-                names = []
-            names = names if isinstance(names, list) else []
             part = old / f"adopted.{secrets.token_hex(4)}.tmp"
-            part.write_text(json.dumps([*names, old_ident]))
-            os.replace(part, adopted)
+            part.write_text(json.dumps([*_adopted(old), old_ident]))
+            os.replace(part, old / "adopted.json")
             os.replace(old, new)
             return True
         legacy = EmbeddingCache.files(old)  # a cache of the layout before: moved as it is
