@@ -8,6 +8,8 @@ the cache served whichever came first. Batches of equal token lengths carry no p
 from __future__ import annotations
 
 import random
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.encode import (
     MAX_ROWS_PER_CALL,
     MIN_CALL_TOKENS,
@@ -155,3 +158,123 @@ def test_a_vector_is_bit_identical_alone_in_any_run_and_after_any_cache_history(
     # the mixed (padded) batches of before would not have been: the test can fail
     padded = minilm.encode(task_a + others[:24], prompt="", batch_size=64)[: len(task_a)]
     assert not np.array_equal(alone, padded)
+
+
+class _ThreadSpy:
+    """A local CPU model as the engine sees it: token lengths, one thread per call."""
+
+    def __init__(self, threads: int) -> None:
+        self.meta = ModelMeta("spy", None, None, 2, None, "test", "spy")
+        self.threads = threads
+        self.inside = 0  # contexts entered and not left
+        self.seen: list[tuple[str, int, int]] = []  # (thread name, torch threads, rows)
+        self.lock = threading.Lock()
+        self.running = self.most = 0  # calls in flight now, and at most
+
+    def prompt(self, task_type: str, role: Any) -> str:
+        return ""
+
+    def token_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
+        return [len(t) for t in texts]
+
+    def one_thread_per_call(self) -> Any:
+        import contextlib
+
+        from chemteb_eval.models._threads import one_thread_per_call
+
+        @contextlib.contextmanager
+        def entered() -> Any:
+            with one_thread_per_call():
+                self.inside += 1
+                try:
+                    yield self.threads
+                finally:
+                    self.inside -= 1
+
+        return entered()
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
+        import torch
+
+        assert self.inside == 1
+        self.seen.append((threading.current_thread().name, torch.get_num_threads(), len(texts)))
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.005)  # a call's arithmetic
+        with self.lock:
+            self.running -= 1
+        return np.array([[len(t), ord(t[0])] for t in texts], np.float32)
+
+
+def test_order_and_threads_every_cpu_call_runs_on_one_thread_calls_side_by_side() -> None:
+    """Issue 46, order and threads: a product split over threads may sum in another order for
+    another row count or load, so each call runs on one torch thread and the cores are used by
+    calls at once; torch's thread count is restored after."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    spy = _ThreadSpy(threads=2)
+    engine = EmbeddingEngine(spy, None, batch_size=8, progress=False)  # type: ignore[arg-type]
+    assert engine.batch_invariant
+    # 300 texts of 3 lengths: 300 calls' worth of rows over several calls per length
+    texts = [f"{c}{i:04d}" + "x" * (i % 3) for i in range(300) for c in "a"]
+    engine.prefetch(("", t) for t in texts)
+    out = engine.embed(texts, "")
+    assert np.array_equal(out, np.array([[len(t), ord(t[0])] for t in texts], np.float32))
+    assert spy.seen and all(n == 1 for _, n, _ in spy.seen)  # one torch thread in every call
+    assert spy.most == 2  # two calls side by side
+    assert torch.get_num_threads() == before and spy.inside == 0
+    assert engine.stats.encoded == 300 and engine.stats.seconds > 0
+    # each text's cost is its call's share of the wall time: they add up to the seconds spent
+    costs, _ = engine.costs(text_key("", t) for t in texts)
+    assert sum(costs.values()) == pytest.approx(engine.stats.seconds, rel=1e-6)
+
+
+def test_a_backend_without_the_context_runs_its_calls_one_at_a_time() -> None:
+    class NoContext(_ThreadSpy):
+        one_thread_per_call = None  # type: ignore[assignment]
+
+    spy = NoContext(threads=2)
+    spy.inside = 1  # (the spy's check: no context to enter)
+    engine = EmbeddingEngine(spy, None, batch_size=8, progress=False)  # type: ignore[arg-type]
+    engine.prefetch(("", f"t{i}") for i in range(100))
+    assert {name for name, _, _ in spy.seen} == {"MainThread"} and spy.most == 1
+
+
+@pytest.mark.slow
+def test_order_and_threads_calls_filled_with_one_length_on_the_default_threads(
+    minilm: Any,
+) -> None:
+    """Many texts of one token length fill whole calls (rows_per_call of them) on torch's
+    default thread count: each vector equals the text's vector alone, and in a call of any
+    row count run on one thread."""
+    import torch
+
+    words = _WORDS
+    pick = random.Random(7)
+    pool = [" ".join(pick.choice(words) for _ in range(pick.randint(2, 40))) for _ in range(3000)]
+    lengths = minilm.token_lengths(pool, prompt="")
+    by_length: dict[int, list[str]] = {}
+    for text, n in zip(pool, lengths, strict=True):
+        by_length.setdefault(n, []).append(text)
+    # two lengths with enough texts to fill a call and more (short: 40+ rows a call)
+    full = sorted((n for n, t in by_length.items() if len(t) > rows_per_call(n)), reverse=True)
+    assert len(full) >= 2, "the pool should hold full calls"
+    texts = [t for n in full[:2] for t in dict.fromkeys(by_length[n])]
+    assert torch.get_num_threads() >= 1
+    engine = EmbeddingEngine(minilm, None, batch_size=8, progress=False)
+    engine.prefetch(("", t) for t in texts)
+    together = engine.embed(texts, "")
+    sample = texts[:: max(1, len(texts) // 12)]
+    for text in sample:
+        alone = EmbeddingEngine(minilm, None, batch_size=8, progress=False)
+        alone.prefetch([("", text)])
+        assert np.array_equal(alone.embed([text], ""), together[[texts.index(text)]])
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for rows in (4, 12, 32):
+            got = minilm.encode(texts[:rows], prompt="", batch_size=rows)
+            assert np.array_equal(got, together[:rows]), rows
+    finally:
+        torch.set_num_threads(saved)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -246,27 +247,69 @@ class EmbeddingEngine:
             if pipelined:
                 self._encode_pipelined([b for b, _ in batches], unique, prompt, bar, out, cost)
                 continue
-            for batch, rows in batches:
-                t0 = time.perf_counter()
-                texts = [unique[k][1] for k in batch]
-                # filled to MIN_CALL_TOKENS positions with its own texts (outputs dropped)
-                texts += [texts[i % len(texts)] for i in range(rows - len(texts))]
-                # One model call per batch (the batch is already sized for the model).
-                vectors = self.encoder.encode(texts, prompt=prompt, batch_size=rows)[: len(batch)]
-                elapsed = time.perf_counter() - t0
-                self.stats.seconds += elapsed
-                self.stats.encoded += len(batch)
+            self._run_calls(batches, unique, prompt, bar, out, cost)
+        dim = self.encoder.meta.embedding_dim
+        if not keys:
+            return np.zeros((0, dim), np.float32), []
+        return np.stack([out[k] for k in keys]), [cost[k] for k in keys]
+
+    def _run_calls(
+        self,
+        batches: list[tuple[list[str], int]],
+        unique: dict[str, tuple[str, str]],
+        prompt: str,
+        bar: Any,
+        out: dict[str, NDArray[np.float32]],
+        cost: dict[str, float],
+    ) -> None:
+        """One model call per batch (already sized for the model), each filled to its ``rows``
+        with repeats of its own texts (outputs dropped). Where the backend offers it
+        (``one_thread_per_call``: local models on a CPU) each call runs on one thread and as
+        many calls run at once as there were threads, so a vector's bits never depend on the
+        cores or the load (``models/_threads.py``). A text's cost is its call's time, scaled so
+        that the texts' costs add up to the wall time the calls took together."""
+        single = getattr(self.encoder, "one_thread_per_call", None)
+        encoder = self.encoder
+
+        def call(item: tuple[list[str], int]) -> tuple[NDArray[np.float32], float]:
+            batch, rows = item
+            t0 = time.perf_counter()
+            texts = [unique[k][1] for k in batch]
+            texts += [texts[i % len(texts)] for i in range(rows - len(texts))]
+            vectors = encoder.encode(texts, prompt=prompt, batch_size=rows)[: len(batch)]
+            return vectors, time.perf_counter() - t0
+
+        seconds, start = self.stats.seconds, time.perf_counter()
+        spent: list[tuple[list[str], float]] = []
+        with contextlib.ExitStack() as stack:
+            threads = 1
+            if single is not None and self.batch_invariant and len(batches) > 0:
+                threads = stack.enter_context(single())
+            results: Iterable[tuple[NDArray[np.float32], float]]
+            if threads > 1 and len(batches) > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
+                pool = stack.enter_context(
+                    ThreadPoolExecutor(max_workers=threads, thread_name_prefix="chemteb-call")
+                )
+                results = pool.map(call, batches)
+            else:
+                results = map(call, batches)
+            for (batch, _), (vectors, elapsed) in zip(batches, results, strict=True):
                 out.update(zip(batch, vectors, strict=True))
-                cost.update((k, elapsed / len(batch)) for k in batch)
+                spent.append((batch, elapsed))
+                self.stats.encoded += len(batch)
+                self.stats.seconds = seconds + time.perf_counter() - start
                 bar.set_postfix_str(
                     f"{self.stats.encoded / max(self.stats.seconds, 1e-9):.0f} texts/s",
                     refresh=False,
                 )
                 bar.update(len(batch))
-        dim = self.encoder.meta.embedding_dim
-        if not keys:
-            return np.zeros((0, dim), np.float32), []
-        return np.stack([out[k] for k in keys]), [cost[k] for k in keys]
+        wall = time.perf_counter() - start
+        self.stats.seconds = seconds + wall
+        scale = wall / max(sum(t for _, t in spent), 1e-12)
+        for batch, elapsed in spent:
+            cost.update((k, elapsed * scale / len(batch)) for k in batch)
 
     def _encode_pipelined(
         self,

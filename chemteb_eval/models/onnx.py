@@ -220,10 +220,9 @@ def _session(path: Path) -> Any:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    # Threads = the cores this process may use (ONNX Runtime's default counts physical cores).
-    options.intra_op_num_threads = (
-        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    )
+    # One thread a call, as torch's (models/_threads.py): the engine runs as many calls at once
+    # as there are cores, so a vector's bits never depend on how a product was split.
+    options.intra_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])

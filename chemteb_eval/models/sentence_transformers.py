@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 
 from ._source import hub_access, load_error, local_folder, network_errors
+from ._threads import TOKENIZER_LOCK, one_thread_per_call
 from .backends import DEFAULT_MODEL, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
@@ -221,12 +223,19 @@ class SentenceTransformerEncoder:
         ids = self.model.tokenizer([prompt + t for t in texts], truncation=False, verbose=False)
         return [len(x) for x in ids["input_ids"]]
 
+    def one_thread_per_call(self) -> AbstractContextManager[int]:
+        """Where the engine runs its CPU calls: each on one thread, as many at once as torch
+        had threads (``models/_threads.py``: the bits then never depend on the load)."""
+        return one_thread_per_call()
+
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
-        out = self.model.encode(
-            texts,
-            prompt=prompt or None,
-            batch_size=batch_size,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(out, dtype=np.float32)
+        """``model.encode``'s vectors (its tokenisation and forward pass, ``prepare``/``run``),
+        safe to call from several threads at once: the tokenizer is used by one at a time."""
+        outputs = []
+        for start in range(0, len(texts), batch_size):
+            with TOKENIZER_LOCK:
+                prepared = self.prepare(texts[start : start + batch_size], prompt=prompt)
+            outputs.append(self.run(prepared))
+        if not outputs:
+            return np.zeros((0, self.meta.embedding_dim), np.float32)
+        return self.to_numpy(outputs)

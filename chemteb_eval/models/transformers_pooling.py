@@ -3,12 +3,14 @@ MatSciBERT or ChemicalBERT, which ship no sentence-transformers config)."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ._source import hub_access, load_error, local_folder, network_errors
+from ._threads import TOKENIZER_LOCK, one_thread_per_call
 from .backends import Backend, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
@@ -88,6 +90,11 @@ class TransformersEncoder:
         depend on its batch); fixed batches on a GPU (as sentence-transformers')."""
         return bool(self.device.type == "cpu")
 
+    def one_thread_per_call(self) -> AbstractContextManager[int]:
+        """Where the engine runs its CPU calls: each on one thread, as many at once as torch
+        had threads (``models/_threads.py``)."""
+        return one_thread_per_call()
+
     def token_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """Tokens the model reads for each text (prompt included, truncated as ``encode``)."""
         ids = self.tokenizer(
@@ -108,13 +115,14 @@ class TransformersEncoder:
         with torch.inference_mode():
             for start in range(0, len(texts), batch_size):
                 batch = [prompt + t for t in texts[start : start + batch_size]]
-                enc = self.tokenizer(
-                    batch,
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                )
+                with TOKENIZER_LOCK:  # calls run side by side (one_thread_per_call)
+                    enc = self.tokenizer(
+                        batch,
+                        padding=True,
+                        truncation=True,
+                        max_length=self.max_length,
+                        return_tensors="pt",
+                    )
                 enc = {k: v.to(self.device) for k, v in enc.items()}
                 hidden = self.model(**enc).last_hidden_state
                 if self.pooling == "cls":
