@@ -10,14 +10,16 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = [
+    "SCORE_SOFTWARE",
     "cache_root",
     "hub_offline_flag",
     "hub_offline_mode",
     "hub_reachable",
+    "installed_versions",
     "offline_unless_reachable",
     "shared_data_root",
 ]
@@ -133,3 +135,22 @@ def offline_unless_reachable() -> Iterator[None]:
         return
     with hub_offline_mode():
         yield
+
+
+# What can move a score once the vectors are made: the arithmetic of scoring (numpy, SciPy) and
+# the probes and clusterings (scikit-learn's logistic regression, k-means).
+SCORE_SOFTWARE = ("numpy", "scipy", "scikit-learn")
+
+
+def installed_versions(names: Iterable[str]) -> dict[str, str]:
+    """The installed version of each distribution in ``names`` (as ``pip`` names it), read from
+    its metadata (nothing is imported); one not installed is left out."""
+    from importlib import metadata
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out

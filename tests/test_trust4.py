@@ -198,3 +198,115 @@ def test_scale_the_truncation_count_tokenises_a_chunk_at_a_time() -> None:
     whole = [len(t.split()) + 2 for _, t in texts]
     assert record["test"]["texts"]["tokens"] == sum(whole)
     assert record["test"]["texts"]["truncated"] == sum(n > 5 for n in whole)
+
+
+# -- 1: which software computed a number -----------------------------------------------------------
+
+
+def test_order_and_threads_results_and_run_records_name_every_library_that_moves_a_number(
+    tmp_path: Path,
+) -> None:
+    """Run records carried torch's version alone; result files none, the cache key none."""
+    from importlib import metadata
+
+    from chemteb_eval.results.runs import read_runs
+    from chemteb_eval.tasks.custom import read_task_file
+
+    from .test_custom_tasks import write_pairs
+    from .test_identity import _score
+
+    report = _score(
+        read_task_file(write_pairs(tmp_path)), tmp_path / "out", framework="sentence-transformers"
+    )
+    result = json.loads((report.results_dir / "SynonymPairs.json").read_text())
+    expected = {"numpy", "scipy", "scikit-learn", "torch", "transformers", "tokenizers"}
+    assert expected <= set(result["software"])
+    assert result["software"]["numpy"] == metadata.version("numpy")  # what pip says
+    assert result["software"]["torch"] == metadata.version("torch")
+    (run,), problems = read_runs(report.results_dir)
+    assert problems == []
+    assert run["software"] == result["software"]
+
+
+def test_order_and_threads_a_library_version_is_part_of_the_caches_identity(
+    tmp_path: Path,
+) -> None:
+    from chemteb_eval.engine import EmbeddingCache
+    from chemteb_eval.models.variant import ModelVariant
+    from chemteb_eval.runner.encode import open_cache
+
+    def folder(software: dict[str, str] | None) -> Path:
+        return EmbeddingCache.path_for(tmp_path, "m", "r", "src", None, None, software)[0]
+
+    assert folder({"torch": "2.13.0"}) != folder({"torch": "2.14.1"})  # new version, new vectors
+    assert folder({"torch": "2.13.0", "numpy": "2"}) == folder({"numpy": "2", "torch": "2.13.0"})
+    assert folder(None) == folder({})  # an API's key is the one it always had
+
+    class Local:
+        meta = ModelMeta("m", "r", 1, 2, 8, "sentence-transformers", "src")
+
+    class Api:
+        meta = ModelMeta("m", None, None, 2, None, "openai-compatible-http", "http://x/v1")
+
+    local = open_cache(tmp_path / "c", Local(), ModelVariant(), None)  # type: ignore[arg-type]
+    api = open_cache(tmp_path / "c", Api(), ModelVariant(), "probe:2d-1")  # type: ignore[arg-type]
+    assert local is not None and api is not None
+    software = json.loads(local.ident)[-1]
+    assert "torch" in software and "tokenizers" in software
+    assert "torch" not in api.ident and "numpy" not in api.ident
+    local.close()
+    api.close()
+
+
+def _two_versions(root: Path) -> None:
+    """Two models' folders whose results were computed under other versions of torch."""
+    from chemteb_eval.tasks.custom import read_task_file
+
+    from .test_custom_tasks import write_pairs
+    from .test_identity import _score
+
+    declared = read_task_file(write_pairs(root))
+    for name, version in (("org/a", "2.13.0"), ("org/b", "2.9.1")):
+        report = _score(declared, root / "out", name=name, framework="sentence-transformers")
+        for path in report.results_dir.glob("*.json"):
+            data = json.loads(path.read_text())
+            if "software" in data:
+                data["software"]["torch"] = version
+                path.write_text(json.dumps(data))
+
+
+def test_order_and_threads_rank_compare_and_the_space_say_when_versions_differ(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chemteb_eval.cli import main
+    from chemteb_eval.results.leaderboard import build_leaderboard
+    from chemteb_eval.results.scan import catalog_of, scan_results
+
+    _two_versions(tmp_path)
+    out = tmp_path / "out"
+    assert main(["rank", str(out), "-b", "Custom"]) == 0
+    err = capsys.readouterr().err
+    line = (
+        "[note] results here were computed under 2 versions of torch: 2.13.0 (org/a); 2.9.1 (org/b)"
+    )
+    assert err.count(line) == 1, err  # once, however many models it concerns
+    scanned = scan_results([out])
+    board = build_leaderboard(scanned, catalog_of(scanned).get_benchmark("Custom"))
+    assert any("2 versions of torch" in n for n in board.notes)  # the Space's notice
+    assert not any("versions of numpy" in n for n in board.notes)  # what agrees is not said
+    from chemteb_eval.results.compare import load_models
+
+    folders = sorted(p for p in out.iterdir() if p.is_dir())
+    (a, b), _ = load_models(folders, "Custom")  # what compare prints as [note]
+    assert any(line in f"[note] {n}" for n in a.notes) and a.notes == b.notes
+
+
+def test_order_and_threads_a_hostile_software_record_is_no_record() -> None:
+    from chemteb_eval.results.software import software_notes, software_of
+
+    assert software_of({"software": ["torch"]}) == {}
+    assert software_of({"software": {"torch": 2}}) == {}
+    long = software_of({"software": {"t" * 500: "v" * 500, **{f"x{i}": "1" for i in range(99)}}})
+    assert len(long) == 32 and all(len(k) <= 40 and len(v) <= 40 for k, v in long.items())
+    notes = software_notes([("a", {"software": {"torch": "1"}}), ("b", {})])
+    assert notes == []  # a file that records nothing is not another version

@@ -310,4 +310,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(f"[left out] {shown(line)}", file=sys.stderr)
     for line in dict.fromkeys([*a.skipped, *b.skipped]):  # incl. evidence left out, and why
         print(f"[skipped] {shown(line)}", file=sys.stderr)
+    for line in dict.fromkeys([*a.notes, *b.notes]):  # e.g. other library versions
+        print(f"[note] {shown(line)}", file=sys.stderr)
     return 0

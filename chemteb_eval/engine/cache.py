@@ -30,9 +30,10 @@ import threading
 import time
 import warnings
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -125,10 +126,13 @@ class EmbeddingCache:
         fingerprint: str | None = None,
         variant: str | None = None,
         nan_rows: bool = False,
+        software: Mapping[str, str] | None = None,
     ) -> None:
         if revision is None and fingerprint is None:
             fingerprint = model_fingerprint(source)
-        self.path, self.ident = self.path_for(root, model, revision, source, fingerprint, variant)
+        self.path, self.ident = self.path_for(
+            root, model, revision, source, fingerprint, variant, software
+        )
         self.nan_rows, self._closed = nan_rows, False
         self._blocks: list[Block] = []
         self._index: dict[str, int] = {}  # key -> block number << 32 | row
@@ -168,12 +172,19 @@ class EmbeddingCache:
         source: str,
         fingerprint: str | None,
         variant: str | None = None,
+        software: Mapping[str, str] | None = None,
     ) -> tuple[Path, str]:
         """The cache folder of a model's vectors, and the identity it is keyed by."""
-        key = [model, revision, None if revision else (fingerprint or source)]
+        key: list[Any] = [model, revision, None if revision else (fingerprint or source)]
         # Another backend's or precision's vectors (1e-7 apart for ONNX, 1e-1 for int8) never
-        # share a cache with torch float32's, which keeps the key it always had.
-        ident = json.dumps([*key, variant] if variant else key)
+        # share a cache with torch float32's; the versions of what computed them (torch,
+        # transformers, tokenizers...: a new kernel may round otherwise) are part of it too. A key
+        # without them (an API's: its server computes) is the one it always had.
+        if software:
+            key += [variant, dict(sorted(software.items()))]
+        elif variant:
+            key.append(variant)
+        ident = json.dumps(key)
         digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
         safe = "".join(c if c.isalnum() or c in "-." else "_" for c in model)[-60:]
         return Path(root) / f"{safe}-{digest}.vectors", ident

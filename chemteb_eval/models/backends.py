@@ -38,6 +38,7 @@ __all__ = [
     "experiment_kwargs",
     "framework_of",
     "model_help",
+    "vector_software",
 ]
 
 Backend = Literal[
@@ -109,6 +110,10 @@ class ModelBackend:
             the keys existing caches were written with: never change one.
         dtypes: whether its encoder computes in the float16/bfloat16 ``--precision`` asks for
             (else the vectors are float32's whatever is asked, and the dtype is refused).
+        software: the distributions (pip names) whose versions can move its vectors (their
+            arithmetic, tokenisation or defaults): recorded with every result and part of its
+            embedding cache's identity (``vector_software``). None for an API: its server
+            computes the vectors.
     """
 
     name: Backend
@@ -121,6 +126,7 @@ class ModelBackend:
     framework: str | None
     cache_variant: str | None
     dtypes: bool = False
+    software: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len({self.encoder is None, self.load is None, self.framework is None}) != 1:
@@ -160,6 +166,10 @@ _TORCH_TRANSFORMERS = Install("run", ("torch", "transformers"))
 _ONNX = Install("run", ("torch", "sentence_transformers", "onnxruntime", "onnx"))
 _GENSIM = Install("static", ("gensim",))
 _CORE = Install(None)
+# what can move a torch model's vectors: its kernels, its tokenizer, the libraries' defaults
+_TRANSFORMERS_SOFTWARE = ("torch", "transformers", "tokenizers")
+_TORCH_SOFTWARE = (*_TRANSFORMERS_SOFTWARE, "sentence-transformers")
+_ONNX_SOFTWARE = ("onnxruntime", "onnx", *_TORCH_SOFTWARE)  # torch exports the graph and pools
 
 _BACKENDS = (
     ModelBackend(
@@ -172,6 +182,7 @@ _BACKENDS = (
         load="chemteb_eval.models.sentence_transformers:SentenceTransformerEncoder",
         framework="sentence-transformers",
         cache_variant=None,
+        software=_TORCH_SOFTWARE,
         dtypes=True,
     ),
     ModelBackend(
@@ -184,6 +195,7 @@ _BACKENDS = (
         load="chemteb_eval.models.transformers_pooling:TransformersEncoder",
         framework="transformers (mean pooling)",
         cache_variant="transformers (mean pooling)",
+        software=_TRANSFORMERS_SOFTWARE,
     ),
     ModelBackend(
         name="transformers-cls",
@@ -195,6 +207,7 @@ _BACKENDS = (
         load="chemteb_eval.models.transformers_pooling:TransformersEncoder",
         framework="transformers (cls pooling)",
         cache_variant="transformers (cls pooling)",
+        software=_TRANSFORMERS_SOFTWARE,
     ),
     ModelBackend(
         name="model2vec",
@@ -206,6 +219,7 @@ _BACKENDS = (
         load="chemteb_eval.models.static:Model2VecEncoder",
         framework="model2vec",
         cache_variant=None,
+        software=("model2vec", "tokenizers", "numpy"),
     ),
     ModelBackend(
         name="word2vec",
@@ -217,6 +231,7 @@ _BACKENDS = (
         load="chemteb_eval.models.static:WordVectorEncoder",
         framework="word vectors (gensim)",
         cache_variant=None,
+        software=("gensim", "numpy"),
     ),
     ModelBackend(
         name="fasttext",
@@ -228,6 +243,7 @@ _BACKENDS = (
         load="chemteb_eval.models.static:WordVectorEncoder",
         framework="fasttext (gensim)",
         cache_variant=None,
+        software=("gensim", "numpy"),
     ),
     ModelBackend(
         name="openai",
@@ -250,6 +266,7 @@ _BACKENDS = (
         load="chemteb_eval.models.onnx:OnnxEncoder",
         framework="onnxruntime",
         cache_variant="onnxruntime",
+        software=_ONNX_SOFTWARE,
         dtypes=True,  # it refuses them itself, with its own line
     ),
     ModelBackend(
@@ -262,6 +279,7 @@ _BACKENDS = (
         load="chemteb_eval.models.onnx:OnnxEncoder",
         framework="onnxruntime-int8 (per text)",
         cache_variant="onnxruntime-int8 (per text)",
+        software=_ONNX_SOFTWARE,
         dtypes=True,
     ),
     ModelBackend(
@@ -317,6 +335,16 @@ def cache_variant(framework: str, precision: str) -> str | None:
         return f"{framework}/{precision}"
     record = _BY_FRAMEWORK.get(framework)
     return record.cache_variant if record is not None else _RETIRED_VARIANTS.get(framework)
+
+
+def vector_software(framework: str) -> dict[str, str]:
+    """The installed versions of what can move the vectors of ``framework`` (its backend
+    record's ``software``). Empty for an API (its server computes them) and for an encoder from
+    outside the table (what it runs is not known)."""
+    from chemteb_eval._env import installed_versions
+
+    record = _BY_FRAMEWORK.get(framework)
+    return installed_versions(record.software) if record is not None else {}
 
 
 def experiment_kwargs(framework: str, precision: str) -> dict[str, str]:

@@ -27,6 +27,7 @@ from chemteb_eval.tasks.kinds import KINDS
 from .model_folder import ScannedModel
 from .scan import catalog_of, scan_results
 from .schema import ResultFile, match_task
+from .software import software_notes
 
 __all__ = [
     "DEFAULT_BENCHMARK",
@@ -97,6 +98,7 @@ def read_results(
     tasks = benchmark_tasks(bench)
     models = [_model_results(source, bench, tasks) for source in scanned]
     _note_other_data(models, tasks)
+    _note_software(models)
     return models
 
 
@@ -206,6 +208,16 @@ def _note_other_data(models: list[ModelResults], tasks: list[Task]) -> None:
                     f"{task.name}: {m.model} was scored on other data ({data[m.model]}) than "
                     f"{n} other model(s) ({common}); its score is not comparable with theirs."
                 )
+
+
+def _note_software(models: list[ModelResults]) -> None:
+    """Where the results on the board were computed under different versions of a library
+    (``results.software``), every model involved gets the note (``rank`` prints it once)."""
+    files = [(m.model, f.extra) for m in models for f in m.files.values()]
+    for note, concerned in software_notes(files):
+        for m in models:
+            if m.model in concerned and note not in m.notes:
+                m.notes.append(note)
 
 
 def _model_results(source: ScannedModel, bench: Benchmark, tasks: list[Task]) -> ModelResults:

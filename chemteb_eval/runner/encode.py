@@ -14,7 +14,7 @@ from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.encode import SPILL_ROWS
-from chemteb_eval.models.backends import cache_variant
+from chemteb_eval.models.backends import cache_variant, vector_software
 from chemteb_eval.models.base import Encoder, Role
 from chemteb_eval.models.variant import ModelVariant
 from chemteb_eval.tasks import Task
@@ -109,8 +109,8 @@ def cache_identity(encoder: Encoder, precision: str, weights: str | None = None)
     """What keys the model's embedding cache file. Vectors that other code computes for the same
     model name — ONNX Runtime (1e-7 away), its int8 export (1e-2), transformers' mean or CLS
     pooling, fp16/bf16 — get a file of their own: the variant is the backend record's
-    (``models.backends.cache_variant``); every other cache keeps the key it always had, so
-    existing caches stay valid."""
+    (``models.backends.cache_variant``). ``open_cache`` adds the versions of what computes the
+    vectors."""
     meta = encoder.meta
     return {
         "model": meta.name,
@@ -131,4 +131,10 @@ def open_cache(
     ``cache_identity``. Opened before any work: a damaged cache stops the run there."""
     if folder is None:
         return None
-    return EmbeddingCache(folder, **cache_identity(encoder, variant.precision, weights))
+    # the versions of what computes a local model's vectors (torch, transformers, tokenizers...:
+    # a new kernel may round otherwise) are part of the key: after an upgrade the vectors are
+    # computed anew, the old ones stay in their own folder; none for an API (its server computes)
+    software = vector_software(encoder.meta.framework)
+    return EmbeddingCache(
+        folder, **cache_identity(encoder, variant.precision, weights), software=software
+    )

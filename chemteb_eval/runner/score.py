@@ -25,7 +25,7 @@ from .costs import sides, storage, transform, truncation
 from .encode import Spill, task_keys, task_prompt
 from .kinds import KIND_RUNS, ScoreContext, score_split, split_texts
 from .values import Log, Plan, RunReport, tell
-from .write import write_result, write_variant_meta
+from .write import run_software, write_result, write_variant_meta
 
 __all__ = ["Scoring", "evaluate_all", "evaluate_task"]
 
@@ -151,6 +151,7 @@ def _result_files(
     prompt_of = lambda role: task_prompt(encoder, task, role)  # noqa: E731
     texts = sides(data, prompt_of) if keys else {}
     cut = truncation(encoder, texts) if keys else None
+    software = run_software(encoder.meta.framework)
     out = {}
     for variant, one in scored.items():
         extra: dict[str, Any] = {
@@ -165,6 +166,9 @@ def _result_files(
             # what the scores were computed from, beside the data's identity: a rerun of
             # another declaration (a column, a prompt, a split) is scored again
             "task_declaration": task.declaration_digest(),
+            # every library whose version can move these numbers (the vectors', the scoring's):
+            # rank, compare and the Space say when results compared were computed under others
+            "software": software,
         }
         if cut is not None:  # NER embeds its words through the model, not the text cache
             extra["truncation"] = cut

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from chemteb_eval import __version__
+from chemteb_eval._env import SCORE_SOFTWARE, installed_versions
+from chemteb_eval.models.backends import vector_software
 from chemteb_eval.results.model_folder import write_model_meta
 from chemteb_eval.results.runs import append_run
 from chemteb_eval.results.schema import ResultFile, items_path, write_items
@@ -24,7 +26,13 @@ from chemteb_eval.tasks.recorded import write_recorded_task
 from .plan import cached_plan
 from .values import Log, Opened, Plan, Prepared, RunReport
 
-__all__ = ["write_records", "write_result", "write_run_record", "write_variant_meta"]
+__all__ = [
+    "run_software",
+    "write_records",
+    "write_result",
+    "write_run_record",
+    "write_variant_meta",
+]
 
 
 def write_result(
@@ -74,6 +82,15 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def run_software(framework: str | None) -> dict[str, str]:
+    """The installed versions of every library that can move a run's numbers: what computes its
+    model's vectors (``vector_software``: torch, transformers, tokenizers...) and what scores
+    them (numpy, SciPy, scikit-learn), sorted by name."""
+    found = vector_software(framework) if framework is not None else {}
+    found.update(installed_versions(SCORE_SOFTWARE))
+    return dict(sorted(found.items()))
+
+
 def _hardware() -> dict[str, Any]:
     """What the timings were measured on: CPU model and cores, GPUs, library versions."""
     info: dict[str, Any] = {"platform": platform.platform(), "python": platform.python_version()}
@@ -108,6 +125,7 @@ def write_run_record(
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "benchmark": plan.benchmark.name if plan.benchmark is not None else None,
         "hardware": _hardware(),
+        "software": run_software(settings.get("backend")),
         "settings": dict(settings),
         "seconds": report.seconds,
         "encoding": report.encoding,
