@@ -310,3 +310,167 @@ def test_order_and_threads_a_hostile_software_record_is_no_record() -> None:
     assert len(long) == 32 and all(len(k) <= 40 and len(v) <= 40 for k, v in long.items())
     notes = software_notes([("a", {"software": {"torch": "1"}}), ("b", {})])
     assert notes == []  # a file that records nothing is not another version
+
+
+# -- 7: independent numbers ----------------------------------------------------------------------
+
+
+def test_independent_numbers_an_integer_corpus_is_calibrated_per_mteb_search_chunk() -> None:
+    """MTEB's search encodes (and its CompressionWrapper calibrates) the corpus 50,000
+    documents at a time; ours calibrated the whole corpus at once (0.13886 against 0.14711)."""
+    import inspect
+
+    pytest.importorskip("mteb")
+    from mteb.models.search_wrappers import SearchEncoderWrapper
+
+    from chemteb_eval.runner.costs import CORPUS_CHUNK, transform
+    from chemteb_eval.scoring.compression import Compression
+
+    from .test_compression import _mteb_quantize
+
+    chunk = inspect.signature(SearchEncoderWrapper).parameters["corpus_chunk_size"].default
+    assert chunk == CORPUS_CHUNK
+    rng = np.random.default_rng(0)
+    n = 2 * CORPUS_CHUNK + 7
+    drift = np.linspace(0.2, 3.0, n, dtype=np.float32)[:, None]  # later documents spread wider
+    vectors = (rng.standard_normal((n, 6)) * drift).astype(np.float32)
+    ours = transform(vectors, Compression(precision="int8"), chunk=CORPUS_CHUNK)
+    theirs = np.concatenate(
+        [_mteb_quantize(vectors[s : s + chunk], "int8") for s in range(0, n, chunk)]
+    )
+    np.testing.assert_array_equal(ours, theirs)
+    whole = transform(vectors, Compression(precision="int8"))  # the calibration of before
+    assert not np.array_equal(whole, theirs)
+
+
+def test_independent_numbers_the_runner_chunks_the_corpus_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chemteb_eval.runner import score as runner_score
+    from chemteb_eval.runner.costs import CORPUS_CHUNK
+    from chemteb_eval.tasks.custom import read_task_file
+
+    from .test_custom_tasks import write_retrieval
+    from .test_identity import _score
+
+    seen: dict[str, set[int | None]] = {}
+    real = runner_score.transform  # type: ignore[attr-defined]
+
+    def spy(vectors: np.ndarray, variant: object, *, chunk: int | None = None) -> np.ndarray:
+        seen.setdefault("chunks", set()).add(chunk)
+        return real(vectors, variant, chunk=chunk)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner_score, "transform", spy)
+    report = _score(read_task_file(write_retrieval(tmp_path)), tmp_path / "out", precisions="int8")
+    assert set(report.statuses.values()) == {"done"}
+    assert seen["chunks"] == {None, CORPUS_CHUNK}
+
+
+def test_scale_a_compressed_corpus_weighs_one_chunk_on_the_way() -> None:
+    """Every variant materialised the corpus ~4x (+1.4-1.5 GB at 250k x 384)."""
+    import tracemalloc
+
+    from chemteb_eval.runner.costs import transform
+    from chemteb_eval.scoring.compression import Compression
+
+    vectors = np.random.default_rng(1).standard_normal((120_000, 64)).astype(np.float32)
+    peaks = {}
+    for chunk in (None, 20_000):
+        tracemalloc.start()
+        transform(vectors, Compression(dim=32, precision="int8"), chunk=chunk)
+        peaks[chunk] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    out = 120_000 * 32 * 4
+    assert peaks[20_000] < out + 5 * 20_000 * 64 * 4 < peaks[None]
+
+
+# -- 2: identity ---------------------------------------------------------------------------------
+
+
+class _NoisyApi:
+    """An API model: fixed vectors per text (from a seed) with fresh noise on every call."""
+
+    def __init__(self, seed: int = 0, noise: float = 1e-4, dim: int = 1536, shift: float = 0.0):
+        self.meta = ModelMeta(
+            "served", None, None, dim, None, "openai-compatible-http", "http://h/v1"
+        )
+        self.seed, self.noise, self.dim, self.shift = seed, noise, dim, shift
+        self.draw = np.random.default_rng(1000 + seed)
+
+    def prompt(self, task_type: str, role: object) -> str:
+        return ""
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
+        rows = []
+        for text in texts:
+            rng = np.random.default_rng(abs(hash((self.seed, text))) % 2**32)
+            base = rng.standard_normal(self.dim)
+            base /= np.linalg.norm(base)
+            if self.shift:  # another model, close to seed's: its own fixed offset
+                base += self.shift * np.random.default_rng(7).standard_normal(self.dim)
+                base /= np.linalg.norm(base)
+            rows.append(base + self.noise * self.draw.standard_normal(self.dim))
+        return np.asarray(rows, np.float32)
+
+
+def test_identity_a_noisy_api_model_is_one_model_on_every_rerun(tmp_path: Path) -> None:
+    """1e-4 noise per component of a 1,536-d vector was "another model" on every rerun (the
+    threshold, cosine 1 - 1e-5, sat below the noise), and the third run was refused."""
+    from chemteb_eval.models.identity import measure_probe
+
+    registry = ProbeRegistry(tmp_path / "api-models.json")
+    model = _NoisyApi(noise=1e-4)
+    labels = {registry.identify("served", "http://h/v1", measure_probe(model))[0] for _ in range(5)}
+    assert len(labels) == 1
+    assert measure_probe(model).noise > 1e-3  # measured: two draws ~5.5e-3 apart
+
+
+def test_identity_a_near_identical_other_model_never_takes_a_label_it_shares_signs_with(
+    tmp_path: Path,
+) -> None:
+    from chemteb_eval.models.identity import Probe, measure_probe, probe_label
+
+    a = measure_probe(_NoisyApi(noise=1e-5))
+    b = measure_probe(_NoisyApi(noise=1e-5, shift=1e-4))  # cosine 1 - 7.5e-6 to a: 7x noise
+    assert probe_label(a.vectors) == probe_label(b.vectors)  # 64 sign bits cannot tell
+    assert not a.matches(b)
+    # without the registry: the results folder's probe tells them apart
+    kept = Probe.from_record(a.to_record())
+    assert kept is not None and np.array_equal(kept.vectors, a.vectors) and kept.noise == a.noise
+    first, _ = ProbeRegistry(tmp_path / "one.json").identify("served", "http://h/v1", a)
+    second, seen = ProbeRegistry(tmp_path / "two.json").identify(
+        "served", "http://h/v1", b, elsewhere=[(first, kept)]
+    )
+    assert second != first and not seen
+
+
+def test_identity_survives_the_loss_of_api_models_json(tmp_path: Path) -> None:
+    """Without ``api-models.json`` (another machine, a new cache) a near-identical other model
+    got the first one's label and was "skipped" with its scores; the same model, a new one."""
+    from chemteb_eval.runner import run
+    from chemteb_eval.tasks.custom import read_task_file
+
+    from .test_custom_tasks import write_pairs
+
+    declared = read_task_file(write_pairs(tmp_path))
+
+    def scored(model: _NoisyApi, cache: Path) -> object:
+        return run(
+            model,
+            tasks=[declared.to_task()],
+            data_paths={declared.name: str(declared.source)},
+            output_dir=tmp_path / "out",
+            cache_dir=cache,
+            progress=False,
+            log=lambda m: None,
+        )
+
+    first = scored(_NoisyApi(noise=1e-4), tmp_path / "cache1")
+    meta = json.loads((first.results_dir / "model_meta.json").read_text())  # type: ignore[attr-defined]
+    assert meta["weights"].startswith("probe:") and meta["probe"]["noise"] > 0
+    again = scored(_NoisyApi(noise=1e-4), tmp_path / "cache2")  # a new cache: no registry
+    assert again.results_dir == first.results_dir  # type: ignore[attr-defined]
+    assert again.statuses == {"SynonymPairs": "skipped"}  # type: ignore[attr-defined]
+    other = scored(_NoisyApi(noise=1e-4, shift=1e-3), tmp_path / "cache3")  # 11x the noise
+    assert other.results_dir != first.results_dir  # type: ignore[attr-defined]
+    assert other.statuses == {"SynonymPairs": "done"}  # type: ignore[attr-defined]

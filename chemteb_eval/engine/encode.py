@@ -305,8 +305,7 @@ class EmbeddingEngine:
                     refresh=False,
                 )
                 bar.update(len(batch))
-        wall = time.perf_counter() - start
-        self.stats.seconds = seconds + wall
+        wall = self.stats.seconds - seconds  # as the bar last said: one rate, the summary's
         scale = wall / max(sum(t for _, t in spent), 1e-12)
         for batch, elapsed in spent:
             cost.update((k, elapsed * scale / len(batch)) for k in batch)

@@ -2,24 +2,33 @@
 
 An OpenAI-compatible server's model name and URL prove nothing: a local server restarted with
 other weights answers under the same name. So an API model is named by a **probe**: its vectors
-for ``PROBE_TEXTS``. Two probes are the same model when every probe vector points the same way
-(cosine >= ``SAME_COSINE``: APIs return the last digits with noise, 1e-6 to 1e-4 per component,
-while two different models' vectors for one text are far apart) and the dimension agrees.
+for ``PROBE_TEXTS``, asked ``PROBE_CALLS`` times. How far apart the calls' vectors are is the
+server's **noise** now (0 for a deterministic server). Two probes are the same model when every
+probe vector (as a unit vector) lies within ``NOISE_FACTOR`` times the larger of their two
+noises of the other, and never further than ``SAME_FLOOR`` below that; the dimension agrees.
+
+What it cannot tell apart: two models whose vectors for the probe texts differ by less than
+that (three times the server's own call-to-call spread, or 1e-4 of a unit vector on a
+deterministic server: the same weights served twice, a model and a copy that rounds a few bits
+otherwise). Anything further apart is another model, however close (cosine 0.99999 is).
 
 A probe's label (``probe:<dim>d-<16 hex>``) is made from 64 random-hyperplane sign bits of the
-probe the first time a model is seen, and remembered with the probe in a small registry beside
-the embedding cache (``ProbeRegistry``): a later run whose probe matches a remembered one takes
-its label even where noise flipped a bit; one that matches none is another model, with a label
-of its own. The label keys the model's embedding cache and its results folder.
+probe the first time a model is seen. It is only a name: the decision is always made on the
+vectors, against every probe on record — the registry beside the embedding cache
+(``ProbeRegistry``) and the probes that results folders keep in their ``model_meta.json`` — so
+an identity survives the loss of the registry (another machine, a new cache), and a label whose
+sign bits another model already took is lengthened, never shared.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import itertools
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +39,14 @@ from chemteb_eval._files import parse_json, public_url, read_regular
 from chemteb_eval.errors import ChemtebError
 
 __all__ = [
+    "NOISE_FACTOR",
+    "PROBE_CALLS",
     "PROBE_TEXTS",
     "REGISTRY_FILE",
-    "SAME_COSINE",
+    "SAME_FLOOR",
+    "Probe",
     "ProbeRegistry",
+    "measure_probe",
     "probe_label",
     "same_probe",
 ]
@@ -48,10 +61,14 @@ PROBE_TEXTS: tuple[str, ...] = (
     "CC(=O)OC1=CC=CC=C1C(=O)O",
     "The reaction was quenched with water and extracted with ethyl acetate.",
 )
-# Same model: every probe's cosine to the remembered one at least this (a 1e-4 noise per
-# component of a 1,536-d vector moves the cosine by under 1e-5; two models' vectors for one
-# text are at cosine 0.1-0.9).
-SAME_COSINE = 1.0 - 1e-5
+# The probe is asked this many times: the spread of the answers is the server's noise now.
+PROBE_CALLS = 3
+# Same model: each unit probe vector within NOISE_FACTOR x the larger noise of the two probes
+# (the distance between two noisy draws is about the noise itself: for 1e-4 per component of a
+# 1,536-d vector both are ~5.5e-3, within 2% of each other), and at least SAME_FLOOR (a
+# deterministic server: float32 rounding of another batch moves a unit vector by ~1e-6).
+NOISE_FACTOR = 3.0
+SAME_FLOOR = 1e-4
 _BITS = 64
 
 
@@ -63,12 +80,68 @@ def _unit(vectors: NDArray[Any]) -> NDArray[np.float64]:
     return rows / np.where(norms == 0, 1.0, norms)
 
 
-def same_probe(a: NDArray[Any], b: NDArray[Any]) -> bool:
-    """Whether two probes come from the same model (see the module's note)."""
+def _distance(a: NDArray[Any], b: NDArray[Any]) -> float:
+    """The largest distance between two probes' corresponding unit vectors."""
+    return float(np.max(np.linalg.norm(_unit(a) - _unit(b), axis=1)))
+
+
+def same_probe(a: NDArray[Any], b: NDArray[Any], noise: float = 0.0) -> bool:
+    """Whether two probes come from the same model, ``noise`` the larger of their servers'
+    (see the module's note)."""
     if np.shape(a) != np.shape(b):
         return False
-    cosines = np.sum(_unit(a) * _unit(b), axis=1)
-    return bool(np.all(cosines >= SAME_COSINE))
+    return _distance(a, b) <= max(NOISE_FACTOR * noise, SAME_FLOOR)
+
+
+class Probe:
+    """A model's vectors for ``PROBE_TEXTS`` and its server's noise when they were asked."""
+
+    def __init__(self, vectors: NDArray[Any], noise: float = 0.0) -> None:
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        if self.vectors.ndim != 2 or not np.all(np.isfinite(self.vectors)):
+            raise ChemtebError("the API returned probe vectors that are not finite numbers.")
+        if not (np.isfinite(noise) and 0 <= noise <= 2):
+            raise ValueError(f"noise: a distance between unit vectors (0 to 2), got {noise}.")
+        self.noise = float(noise)
+
+    def matches(self, other: Probe) -> bool:
+        return same_probe(self.vectors, other.vectors, max(self.noise, other.noise))
+
+    def to_record(self) -> dict[str, Any]:
+        """As ``model_meta.json`` and the registry keep it: float32 bytes in base64."""
+        rows, dim = self.vectors.shape
+        data = base64.b64encode(self.vectors.astype("<f4").tobytes()).decode("ascii")
+        return {"rows": rows, "dim": dim, "float32": data, "noise": self.noise}
+
+    @classmethod
+    def from_record(cls, record: object) -> Probe | None:
+        """A probe kept by ``to_record`` (or an older registry's list of rows); ``None`` for
+        anything else (a hand-edited or hostile entry is never a match)."""
+        try:
+            if isinstance(record, list):  # the registry before noise was measured
+                return cls(np.asarray(record, dtype=np.float64))
+            if not isinstance(record, Mapping):
+                return None
+            rows, dim = int(record["rows"]), int(record["dim"])
+            if not (0 < rows <= 64 and 0 < dim <= 65_536):
+                return None
+            raw = base64.b64decode(str(record["float32"]), validate=True)
+            if len(raw) != rows * dim * 4:
+                return None
+            vectors = np.frombuffer(raw, dtype="<f4").reshape(rows, dim)
+            return cls(vectors, float(record.get("noise", 0.0)))
+        except (KeyError, TypeError, ValueError, ChemtebError, OverflowError):
+            return None
+
+
+def measure_probe(encoder: Any, calls: int = PROBE_CALLS) -> Probe:
+    """The encoder's probe, asked ``calls`` times: the first answer, and as noise the largest
+    distance between any two answers' unit vectors."""
+    draws = [probe_of(encoder) for _ in range(max(1, calls))]
+    noise = max((_distance(a, b) for a, b in itertools.combinations(draws, 2)), default=0.0)
+    if any(np.shape(d) != np.shape(draws[0]) for d in draws):
+        raise ChemtebError("the API returned probe vectors of different shapes for one text.")
+    return Probe(draws[0], min(noise, 2.0))
 
 
 def probe_label(vectors: NDArray[Any]) -> str:
@@ -101,30 +174,47 @@ class ProbeRegistry:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def identify(self, model: str, source: str, vectors: NDArray[Any]) -> tuple[str, bool]:
-        """The label of the model behind ``(model, source)`` that returned ``vectors``, and
-        whether it was seen before under this name and source. A probe matching a remembered
-        one takes its label; another gets a label of its own (a new one, remembered)."""
+    def identify(
+        self,
+        model: str,
+        source: str,
+        probe: Probe | NDArray[Any],
+        *,
+        elsewhere: Iterable[tuple[str, Probe]] = (),
+        in_use: Callable[[str], bool] | None = None,
+    ) -> tuple[str, bool]:
+        """The label of the model behind ``(model, source)`` that returned ``probe``, and
+        whether it was seen before under this name and source. A probe matching one on record
+        (the registry's, then ``elsewhere``: labels and probes that results folders keep) takes
+        its label; another gets a label of its own, remembered, lengthened while it is among
+        the registry's or ``elsewhere``'s, or ``in_use`` says so (a cache folder of the label
+        whose probe is not on record)."""
+        if not isinstance(probe, Probe):
+            probe = Probe(probe)
         known, shown = self._read(), public_url(source)  # never a password: the file is shared
         for label, entry in sorted(known.items()):
-            probe = entry.get("probe") if isinstance(entry, dict) else None
-            try:
-                matches = probe is not None and same_probe(np.asarray(probe, float), vectors)
-            except (ValueError, TypeError, ChemtebError):
-                matches = False  # a hand-edited entry: never a match
-            if matches:
+            kept = Probe.from_record(entry.get("probe")) if isinstance(entry, dict) else None
+            if kept is not None and probe.matches(kept):
                 seen = (entry.get("model"), _public(entry.get("source"))) == (model, shown)
                 return label, seen
-        label = probe_label(vectors)
-        while label in known:  # the same signs for another probe: not seen, but never shared
+        others = list(elsewhere)
+        for label, kept in others:
+            if probe.matches(kept):  # the registry was lost: the results folder remembers
+                known[label] = {"model": model, "source": shown, "probe": probe.to_record()}
+                self._write(known)
+                return label, True
+        used = {*known, *(label for label, _ in others)}
+        label = probe_label(probe.vectors)
+        while label in used or (in_use is not None and in_use(label)):  # never shared
             label = label + "-" + hashlib.sha256(label.encode()).hexdigest()[:4]
-        known[label] = {
-            "model": model,
-            "source": shown,
-            "probe": np.round(np.asarray(vectors, float), 7).tolist(),
-        }
+        known[label] = {"model": model, "source": shown, "probe": probe.to_record()}
         self._write(known)
         return label, False
+
+    def probe(self, label: str) -> Probe | None:
+        """The probe the registry keeps for ``label``."""
+        entry = self._read().get(label)
+        return Probe.from_record(entry.get("probe")) if isinstance(entry, dict) else None
 
     def _write(self, known: dict[str, Any]) -> None:
         """Atomically (a temporary file renamed); a folder that cannot be written keeps

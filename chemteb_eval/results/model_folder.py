@@ -14,6 +14,7 @@ board is ``board``'s. ``hub.model_card`` reads a model's folder with the same pi
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ __all__ = [
     "folder_meta_name",
     "folder_variant",
     "meta_name",
+    "model_metas",
     "model_name",
     "read_model_folder",
     "recorded_tasks",
@@ -196,6 +198,19 @@ def folder_meta_name(folder: Path) -> str | None:
     """``meta_name`` of ``folder``'s ``model_meta.json``; ``None`` when it has none."""
     path = folder / META_FILE
     return meta_name(path) if path.is_file() else None
+
+
+def model_metas(root: Path, most: int = 5_000) -> list[dict[str, Any]]:
+    """The ``model_meta.json`` of each revision folder under results ``root``
+    (``<model>/<revision>/``), at most ``most`` of them (a results root is untrusted); those
+    that cannot be read, or are no JSON object, are left out."""
+    out = []
+    for path in itertools.islice(root.glob(f"*/*/{META_FILE}"), most):
+        try:
+            out.append(read_json_object(path))
+        except (OSError, ValueError):
+            continue
+    return out
 
 
 def folder_variant(folder: Path) -> Any:

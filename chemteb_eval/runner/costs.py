@@ -21,7 +21,7 @@ from chemteb_eval.scoring.compression import Compression, bytes_per_vector, comp
 
 from .kinds import split_texts
 
-__all__ = ["storage", "transform", "truncation", "variants"]
+__all__ = ["CORPUS_CHUNK", "storage", "transform", "truncation", "variants"]
 
 SIDES: Mapping[Role | None, str] = {None: "texts", "query": "queries", "document": "documents"}
 # Rows whose norms are all within this of 1: the model's vectors are unit vectors (its pipeline
@@ -101,11 +101,27 @@ def variants(
     return tuple(v for v in dict.fromkeys(out) if not v.plain)
 
 
-def transform(vectors: np.ndarray, variant: Compression) -> np.ndarray:
+# MTEB's retrieval search encodes the corpus CORPUS_CHUNK documents at a time, in the corpus's
+# order (``corpus_chunk_size``, 50,000 in 2.26), and its CompressionWrapper calibrates integer
+# levels per encode call: per chunk. Calibrating a 50,001-document corpus at once gave 0.13886
+# where MTEB gave 0.14711.
+CORPUS_CHUNK = 50_000
+
+
+def transform(vectors: np.ndarray, variant: Compression, *, chunk: int | None = None) -> np.ndarray:
     """One group's vectors as ``variant`` stores them; truncated unit vectors are renormalised
-    (the model's similarity is on unit vectors), others sliced as they are."""
+    (the model's similarity is on unit vectors), others sliced as they are. ``chunk``: the
+    rows are compressed ``chunk`` at a time into one float32 array (a retrieval corpus:
+    ``CORPUS_CHUNK``, calibrated as MTEB's encode calls are), so the copies made on the way
+    weigh one chunk's rows, not the corpus's."""
     if variant.plain:
         return vectors
+    if chunk is not None and len(vectors) > chunk:
+        dim = variant.dim or np.shape(vectors)[1]
+        out = np.empty((len(vectors), dim), np.float32)
+        for start in range(0, len(vectors), chunk):
+            out[start : start + chunk] = transform(vectors[start : start + chunk], variant)
+        return out
     renormalise = False
     if variant.dim is not None:
         rows = np.asarray(vectors[: min(len(vectors), 4096)], dtype=np.float64)

@@ -76,11 +76,21 @@ def no_empty_folder_left(out_dir: Path, existed: set[Path]) -> Iterator[None]:
         raise
 
 
-def write_meta(encoder: Encoder, weights: str | None, out_dir: Path, precision: str) -> None:
-    """The model's ``model_meta.json`` in ``out_dir``; one ``ChemtebError`` line when the
+def write_meta(
+    encoder: Encoder,
+    weights: str | None,
+    out_dir: Path,
+    precision: str,
+    probe: dict[str, Any] | None = None,
+) -> None:
+    """The model's ``model_meta.json`` in ``out_dir`` (an API model's with its ``probe``: what
+    tells it apart where the probe registry is lost); one ``ChemtebError`` line when the
     folder cannot be written."""
+    recorded = recorded_meta(encoder.meta, weights, out_dir, precision)
+    if probe is not None:
+        recorded["probe"] = probe
     try:
-        write_model_meta(out_dir, recorded_meta(encoder.meta, weights, out_dir, precision))
+        write_model_meta(out_dir, recorded)
     except OSError as exc:
         raise ChemtebError(
             f"--output-dir: {out_dir / META_FILE} cannot be written "

@@ -26,7 +26,7 @@ from chemteb_eval.tasks import Task
 from .folders import results_folder, writable
 from .values import Log, Opened, Plan, Prepared, RunReport, cache_folder, tell
 
-__all__ = ["api_identity", "load", "local_weights", "open_model"]
+__all__ = ["api_identity", "load", "local_weights", "open_model", "recorded_probes"]
 
 
 def load(
@@ -103,13 +103,15 @@ def open_model(prepared: Prepared) -> Opened:
             raise
     # an encoder passed in: a dtype its backend never computes in would label float32 vectors
     variant.check(model.meta.framework)
-    weights = local_weights(model.meta) or api_identity(model, cache, log)
+    weights, probe = local_weights(model.meta), None
+    if weights is None:
+        weights, probe = api_identity(model, cache, log, output_dir)
     kwargs = variant.experiment_kwargs(model.meta.framework)
     # another backend or dtype of the model: MTEB's experiments folder
     experiment = experiment_name(kwargs) if kwargs else None
     out_dir = results_folder(output_dir, model.meta, weights, log, experiment)
     writable(out_dir, "--output-dir:", "pass a folder you can write to")
-    return Opened(model, out_dir, weights)
+    return Opened(model, out_dir, weights, probe)
 
 
 @contextmanager
@@ -152,23 +154,40 @@ def local_weights(meta: ModelMeta) -> str | None:
     return model_fingerprint(meta.source)
 
 
-def api_identity(encoder: Encoder, cache: Path | None, log: Log) -> str | None:
+def api_identity(
+    encoder: Encoder, cache: Path | None, log: Log, results: Path | None = None
+) -> tuple[str | None, dict[str, Any] | None]:
     """For a model behind an OpenAI-compatible API, whose name and URL prove nothing: the label
     of the vectors it returns for fixed probe texts (``models.identity``), which keys its cache
     and its results folder, so that another model served under the same name never shares
-    them. ``None`` for every other backend.
+    them, and the probe as ``model_meta.json`` keeps it. ``(None, None)`` for every other
+    backend.
 
+    The probe is matched against the registry beside the cache, then against the probes the
+    results folders under ``results`` keep (the registry lost: another machine, a new cache).
     The first time a name and URL get a label, an embedding cache written before labels were
     (keyed by the URL) becomes this label's: it was the model that answered then, as the old
     key assumed; nothing is lost."""
     meta = encoder.meta
     if meta.framework != framework_of("openai"):
-        return None
-    from chemteb_eval.models.identity import ProbeRegistry, probe_of
+        return None, None
+    from chemteb_eval.models.identity import ProbeRegistry, measure_probe
 
     registry = ProbeRegistry.beside(cache if cache is not None else cache_folder())
     before = registry.labels_of(meta.name, meta.source)
-    label, seen = registry.identify(meta.name, meta.source, probe_of(encoder))
+    probe = measure_probe(encoder)
+    variant = cache_variant(meta.framework, "float32")
+
+    def in_use(label: str) -> bool:  # a cache of this label whose probe is not on record
+        if cache is None:
+            return False
+        return EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)[
+            0
+        ].exists()
+
+    label, seen = registry.identify(
+        meta.name, meta.source, probe, elsewhere=recorded_probes(results), in_use=in_use
+    )
     if not seen and before:
         log(
             f"{meta.name} at {public_url(meta.source)} returns other vectors than the model that answered "
@@ -176,8 +195,24 @@ def api_identity(encoder: Encoder, cache: Path | None, log: Log) -> str | None:
             f"results are kept apart, as {label}."
         )
     if not before and cache is not None:
-        variant = cache_variant(meta.framework, "float32")
         old, ident = EmbeddingCache.path_for(cache, meta.name, None, meta.source, None, variant)
         new, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)
         EmbeddingCache.adopt(old, new, ident)  # nothing to move, or new exists: left as it is
-    return label
+    return label, probe.to_record()
+
+
+def recorded_probes(results: Path | None) -> list[tuple[str, Any]]:
+    """The (label, probe) of every API model whose results folder under ``results`` keeps its
+    probe (``model_meta.json``'s ``weights`` and ``probe``); unreadable ones are left out."""
+    from chemteb_eval.models.identity import Probe
+    from chemteb_eval.results.model_folder import model_metas
+
+    if results is None or not results.is_dir():
+        return []
+    out = []
+    for meta in model_metas(results):
+        label = meta.get("weights")
+        probe = Probe.from_record(meta.get("probe"))
+        if isinstance(label, str) and label.startswith("probe:") and probe is not None:
+            out.append((label, probe))
+    return out

@@ -21,7 +21,7 @@ from chemteb_eval.results.schema import ResultFile
 from chemteb_eval.scoring.compression import Compression
 from chemteb_eval.tasks import Task
 
-from .costs import sides, storage, transform, truncation
+from .costs import CORPUS_CHUNK, sides, storage, transform, truncation
 from .encode import Spill, task_keys, task_prompt
 from .kinds import KIND_RUNS, ScoreContext, score_split, split_texts
 from .values import Log, Plan, RunReport, tell
@@ -85,7 +85,10 @@ def _score_variants(
                         continue
                     t1 = time.perf_counter()
                     try:
-                        vectors = {g: transform(e, variant) for g, e in emb.items()}
+                        vectors = {
+                            g: transform(e, variant, chunk=CORPUS_CHUNK if g == "corpus" else None)
+                            for g, e in emb.items()
+                        }
                         metrics = score_split(
                             split_data, vectors, plain_context if variant.plain else compressed
                         )

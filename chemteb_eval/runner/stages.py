@@ -184,7 +184,13 @@ def execute(prepared: Prepared, started: float) -> RunReport:
             prepared.options.cache_folder, opened.encoder, prepared.variant, opened.weights
         )
         if main:
-            write_meta(opened.encoder, opened.weights, opened.out_dir, prepared.variant.precision)
+            write_meta(
+                opened.encoder,
+                opened.weights,
+                opened.out_dir,
+                prepared.variant.precision,
+                opened.probe,
+            )
         folders = variant_reports(
             opened.encoder,
             prepared.variant,

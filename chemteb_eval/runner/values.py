@@ -111,6 +111,8 @@ class Opened:
     encoder: Encoder
     out_dir: Path
     weights: str | None
+    # an API model's probe as model_meta.json keeps it (``models.identity.Probe.to_record``)
+    probe: dict[str, Any] | None = None
 
 
 @dataclass
