@@ -474,3 +474,41 @@ def test_identity_survives_the_loss_of_api_models_json(tmp_path: Path) -> None:
     other = scored(_NoisyApi(noise=1e-4, shift=1e-3), tmp_path / "cache3")  # 11x the noise
     assert other.results_dir != first.results_dir  # type: ignore[attr-defined]
     assert other.statuses == {"SynonymPairs": "done"}  # type: ignore[attr-defined]
+
+
+# -- 5: means over incomplete rows ---------------------------------------------------------------
+
+
+def test_means_over_incomplete_rows_are_no_type_mean_never_ranked_or_best(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model with 1 of PipChem's 2 pair-classification tasks had a PairClassification mean
+    over that one, type rank 1 in ``rank`` and the bold "best" in the Space's tables."""
+    from chemteb_eval.cli import main
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.results.ranking import rank_models
+    from chemteb_eval.tasks import benchmark_tasks, get_benchmark
+
+    from .test_ranking import _write
+
+    bench = get_benchmark("PipChem")
+    pairs = [t.name for t in benchmark_tasks(bench) if t.type == "PairClassification"]
+    assert len(pairs) == 2
+    complete = {t.name: 0.5 for t in benchmark_tasks(bench)}
+    partial = {name: s for name, s in complete.items() if name != pairs[1]}
+    partial[pairs[0]] = 0.99
+    _write(tmp_path, "org/complete", complete)
+    _write(tmp_path, "org/partial", partial)
+    rows = {r.model: r for r in rank_models(read_results([tmp_path], bench), bench)}
+    assert "PairClassification" not in rows["org/partial"].means
+    assert "PairClassification" not in rows["org/partial"].ranks
+    assert rows["org/partial"].type_coverage["PairClassification"] == "1/2"
+    assert rows["org/complete"].ranks["PairClassification"] == 1
+    assert rows["org/partial"].means["Retrieval"] == 0.5  # a type it has whole: a mean
+    # what the CLI prints: 1/2 in its cell, never a mean and a rank
+    assert main(["rank", str(tmp_path), "-b", "PipChem"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "org/partial" in x)
+    assert " 1/2 " in line and "0.9900" not in line
+    assert main(["rank", str(tmp_path), "-b", "PipChem", "--json"]) == 0
+    shown = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
+    assert shown["org/partial"]["type_coverage"]["PairClassification"] == "1/2"

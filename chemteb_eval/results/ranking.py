@@ -3,6 +3,7 @@ means and ranks, RRF, Borda; rank intervals and per-task intervals from the runs
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -36,7 +37,9 @@ class RankedModel:
 
     # in the order of the --json keys
     model: str
-    means: Mapping[str, float]  # per task type, over the tasks the model has
+    # per task type, only where the model has every one of the benchmark's tasks of the type: a
+    # mean over some of them is no mean of the type (1 of 2 retrieval tasks ranked first)
+    means: Mapping[str, float]
     complete: bool
     coverage: str  # "tasks scored/tasks"
     revision_mismatches: int  # task files at another dataset revision than the registry's
@@ -45,6 +48,7 @@ class RankedModel:
     rrf: float
     borda: int
     rank: int | None  # None: the model lacks some of the benchmark's tasks
+    type_coverage: Mapping[str, str] = dataclasses.field(default_factory=dict)  # "n/N" a type
 
     def __getitem__(self, key: str) -> Any:
         if key not in self.__dataclass_fields__:
@@ -61,8 +65,9 @@ class RankedModel:
 def rank_models(models: list[ModelResults], bench: Benchmark) -> list[RankedModel]:
     """Per-type means, per-type ranks, RRF, Borda, overall rank and coverage.
 
-    Per task type: the mean of the model's task scores; the rank among complete models (1 =
-    best, ties share the lowest rank). RRF = sum over types of 1 / (k + rank) with the
+    Per task type: the mean of the model's task scores where it has every task of the type
+    (else none: its ``type_coverage`` says n/N), ranked among the models complete in that type
+    (1 = best, ties share the lowest rank). RRF = sum over types of 1 / (k + rank) with the
     benchmark's k (10 if it has none). Borda: for every task, one point per model with a lower
     score. Complete models are ranked by RRF (``rrf`` benchmarks) or mean over tasks (``mean``);
     incomplete ones get ``rank: None`` and come after, their type ranks showing where they would
@@ -106,6 +111,7 @@ def rank_models(models: list[ModelResults], bench: Benchmark) -> list[RankedMode
             coverage=f"{sum(x.name in m.scores for x in tasks)}/{len(tasks)}",
             revision_mismatches=m.revision_mismatches,
             mean=mean[i],
+            type_coverage=_type_coverage(m, tasks, types),
         )
         for i, m in enumerate(models)
     ]
@@ -124,12 +130,23 @@ def competition_ranks_among(
 
 
 def _type_means(m: ModelResults, tasks: list[Task], types: Sequence[str]) -> dict[str, float]:
+    """The mean of each type of which the model has every task (issue 46: a mean over 1 of 2
+    retrieval tasks was ranked first and shown as the best)."""
     means = {}
     for t in types:
-        scores = [m.scores[x.name] for x in tasks if x.type == t and x.name in m.scores]
-        if scores:
-            means[t] = float(np.mean(scores))
+        of_type = [x.name for x in tasks if x.type == t]
+        if all(name in m.scores for name in of_type):
+            means[t] = float(np.mean([m.scores[name] for name in of_type]))
     return means
+
+
+def _type_coverage(m: ModelResults, tasks: list[Task], types: Sequence[str]) -> dict[str, str]:
+    """Each type's tasks the model has, as ``n/N``."""
+    out = {}
+    for t in types:
+        of_type = [x.name for x in tasks if x.type == t]
+        out[t] = f"{sum(name in m.scores for name in of_type)}/{len(of_type)}"
+    return out
 
 
 def rank_uncertainty(

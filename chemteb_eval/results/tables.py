@@ -140,7 +140,7 @@ def ranking_table(
     mean, the column its order comes from."""
     from .frontier import cut_cell
 
-    types = [t for t in tasks.TASK_TYPES if any(t in r.means for r in rows)]
+    types = [t for t in tasks.TASK_TYPES if any(_has_type(r, t) for r in rows)]
     label = {name: k.label for name, k in tasks.KINDS.items()}
     width = {t: max(13, len(label[t])) for t in types}
     names = {id(r): shown(r.model) for r in rows}
@@ -167,7 +167,9 @@ def ranking_table(
     ]
     for r in rows:
         cells = " ".join(
-            f"{_type_cell(r, t):>{width[t]}}" if t in r.means else f"{'-':>{width[t]}}"
+            f"{_type_cell(r, t):>{width[t]}}"
+            if t in r.means
+            else f"{r.type_coverage.get(t, '-'):>{width[t]}}"  # a type's mean needs all its tasks
             for t in types
         )
         rank = "-" if r.rank is None else str(r.rank)
@@ -186,7 +188,17 @@ def ranking_table(
             f"{share}"
         )
         lines.append(line.rstrip() + note)
+    if any(t not in r.means and _has_type(r, t) for r in rows for t in types):
+        lines.append(
+            "n/N: the model has n of the type's N tasks; a mean over some of them is no mean of "
+            "the type, so none is shown or ranked."
+        )
     return lines
+
+
+def _has_type(row: RankedModel, task_type: str) -> bool:
+    """Whether the row has a score on any task of ``task_type``."""
+    return task_type in row.means or not row.type_coverage.get(task_type, "0/0").startswith("0/")
 
 
 def _type_cell(row: RankedModel, task_type: str) -> str:
