@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chemteb_eval._files import public_url, read_regular
 from chemteb_eval.models.base import ModelMeta
@@ -512,3 +514,89 @@ def test_means_over_incomplete_rows_are_no_type_mean_never_ranked_or_best(
     assert main(["rank", str(tmp_path), "-b", "PipChem", "--json"]) == 0
     shown = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
     assert shown["org/partial"]["type_coverage"]["PairClassification"] == "1/2"
+
+
+# -- a run's counts add up ---------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    tasks=st.lists(st.lists(st.sampled_from("abcdefghij"), max_size=12), min_size=1, max_size=4),
+    cached=st.sets(st.sampled_from("abcdefghij")),
+    use_cache=st.booleans(),
+)
+def test_counts_add_up_unique_is_hits_plus_encoded(
+    tasks: list[list[str]], cached: set[str], use_cache: bool
+) -> None:
+    """A run of 8 unique texts reported 10 encoded: every unique text is counted once, as a
+    hit or as encoded, however the tasks share texts and whatever the cache held."""
+    import tempfile
+
+    from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+
+    from .helpers.hashing_encoder import HashingEncoder
+
+    encoder = HashingEncoder()
+    with tempfile.TemporaryDirectory() as folder:
+        store = EmbeddingCache(Path(folder), "m", "r", "s") if use_cache else None
+        if store is not None and cached:
+            warm = EmbeddingEngine(encoder, store, batch_size=4, progress=False)
+            warm.prefetch(("", t) for t in sorted(cached))
+            warm.close()
+        engine = EmbeddingEngine(encoder, store, batch_size=4, progress=False)
+        for texts in tasks:  # task by task, as for a backend that cannot promise invariance
+            engine.prefetch(("", t) for t in texts)
+        for texts in tasks:
+            engine.embed(texts, "")
+        engine.close()
+        if store is not None:
+            store.close()
+    unique = {t for texts in tasks for t in texts}
+    stats = engine.stats
+    assert stats.unique == len(unique) and stats.requested == sum(map(len, tasks))
+    assert stats.cache_hits + stats.encoded == stats.unique
+    assert stats.encoded == len(unique - cached) if use_cache else stats.encoded == len(unique)
+
+
+def test_counts_add_up_after_the_cache_lost_what_the_run_wrote(tmp_path: Path) -> None:
+    import shutil
+    import warnings
+
+    from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+
+    from .helpers.hashing_encoder import HashingEncoder
+
+    store = EmbeddingCache(tmp_path, "m", "r", "s")
+    engine = EmbeddingEngine(HashingEncoder(), store, batch_size=4, progress=False)
+    texts = [f"text {i}" for i in range(8)]
+    engine.prefetch(("", t) for t in texts)
+    shutil.rmtree(store.path)  # the cache's folder removed mid-run: embed encodes them again
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = engine.embed(texts, "")
+    assert out.shape == (8, 64)
+    assert (engine.stats.unique, engine.stats.cache_hits, engine.stats.encoded) == (8, 0, 8)
+    engine.close()
+
+
+# -- low precision is scored in float32 -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_vectors_are_scored_in_float32(dtype: str) -> None:
+    """As MTEB since 2.18.10 (#4933): float16/bfloat16 vectors are upcast before similarity, so
+    ties that low-precision arithmetic would make cannot move a score."""
+    torch = pytest.importorskip("torch")
+    from chemteb_eval.scoring import score_pair_classification, score_retrieval
+
+    rng = np.random.default_rng(3)
+    a = torch.tensor(rng.standard_normal((40, 24))).to(getattr(torch, dtype))
+    b = torch.tensor(rng.standard_normal((40, 24))).to(getattr(torch, dtype))
+    labels = rng.integers(0, 2, 40)
+    upcast = a.float().numpy(), b.float().numpy()
+    assert score_pair_classification(a, b, labels) == score_pair_classification(*upcast, labels)
+    ids = [f"d{i}" for i in range(40)]
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(10)}
+    qids = [f"q{i}" for i in range(10)]
+    low = score_retrieval(a[:10], b, qids, ids, qrels)
+    assert low == score_retrieval(upcast[0][:10], upcast[1], qids, ids, qrels)

@@ -151,6 +151,7 @@ class EmbeddingEngine:
         self.redo_seconds = 0.0  # spent in embed() re-encoding damaged cache rows
         self._memory: dict[str, NDArray[np.float32]] = {}
         self._seen: set[str] = set()  # keys prefetch has counted (stats count each once)
+        self._encoded: set[str] = set()  # keys counted in stats.encoded
         # the keys prefetch counted in cache_hits and embed() has not yet read: only these may
         # be taken back from that count when their rows turn out damaged (a key prefetch never
         # saw, or one it encoded, was never counted there, so the count cannot go below zero)
@@ -298,7 +299,7 @@ class EmbeddingEngine:
             for (batch, _), (vectors, elapsed) in zip(batches, results, strict=True):
                 out.update(zip(batch, vectors, strict=True))
                 spent.append((batch, elapsed))
-                self.stats.encoded += len(batch)
+                self._count_encoded(batch)
                 self.stats.seconds = seconds + time.perf_counter() - start
                 bar.set_postfix_str(
                     f"{self.stats.encoded / max(self.stats.seconds, 1e-9):.0f} texts/s",
@@ -309,6 +310,14 @@ class EmbeddingEngine:
         scale = wall / max(sum(t for _, t in spent), 1e-12)
         for batch, elapsed in spent:
             cost.update((k, elapsed * scale / len(batch)) for k in batch)
+
+    def _count_encoded(self, keys: list[str]) -> None:
+        """``encoded`` counts each unique text once: one encoded again (its cache rows lost
+        or damaged after this run wrote them) is work, not another text, so that ``unique`` is
+        always ``cache_hits + encoded`` (8 unique texts were reported as 16 encoded)."""
+        fresh = [k for k in keys if k not in self._encoded]
+        self._encoded.update(fresh)
+        self.stats.encoded += len(fresh)
 
     def _encode_pipelined(
         self,
@@ -347,7 +356,7 @@ class EmbeddingEngine:
         elapsed = time.perf_counter() - t0
         keys = [k for b in batches for k in b]
         self.stats.seconds += elapsed
-        self.stats.encoded += len(keys)
+        self._count_encoded(keys)
         out.update(zip(keys, vectors, strict=True))
         cost.update((k, elapsed / len(keys)) for k in keys)
         bar.set_postfix_str(
