@@ -278,3 +278,25 @@ def test_order_and_threads_calls_filled_with_one_length_on_the_default_threads(
             assert np.array_equal(got, together[:rows]), rows
     finally:
         torch.set_num_threads(saved)
+
+
+def test_a_failed_call_drops_the_calls_not_started_and_restores_the_threads() -> None:
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+
+    class Failing(_ThreadSpy):
+        attempts = 0
+
+        def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
+            self.attempts += 1
+            if self.attempts > 3:
+                raise KeyboardInterrupt  # Ctrl-C in a call
+            return super().encode(texts, prompt=prompt, batch_size=batch_size)
+
+    spy = Failing(threads=2)
+    engine = EmbeddingEngine(spy, None, batch_size=8, progress=False)  # type: ignore[arg-type]
+    texts = [f"{i:05d}" + "x" * (i % 40) for i in range(400)]  # 40 lengths: 40+ calls
+    with pytest.raises(KeyboardInterrupt):
+        engine.prefetch(("", t) for t in texts)
+    assert spy.attempts <= 4 + 2  # the calls in flight finish; the other 40 never start
+    assert torch.get_num_threads() == before and spy.inside == 0

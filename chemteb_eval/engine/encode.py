@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,6 @@ class EmbeddingEngine:
         self.redo_seconds = 0.0  # spent in embed() re-encoding damaged cache rows
         self._memory: dict[str, NDArray[np.float32]] = {}
         self._seen: set[str] = set()  # keys prefetch has counted (stats count each once)
-        self._encoded: set[str] = set()  # keys counted in stats.encoded
         # the keys prefetch counted in cache_hits and embed() has not yet read: only these may
         # be taken back from that count when their rows turn out damaged (a key prefetch never
         # saw, or one it encoded, was never counted there, so the count cannot go below zero)
@@ -270,16 +270,7 @@ class EmbeddingEngine:
         cores or the load (``models/_threads.py``). A text's cost is its call's time, scaled so
         that the texts' costs add up to the wall time the calls took together."""
         single = getattr(self.encoder, "one_thread_per_call", None)
-        encoder = self.encoder
-
-        def call(item: tuple[list[str], int]) -> tuple[NDArray[np.float32], float]:
-            batch, rows = item
-            t0 = time.perf_counter()
-            texts = [unique[k][1] for k in batch]
-            texts += [texts[i % len(texts)] for i in range(rows - len(texts))]
-            vectors = encoder.encode(texts, prompt=prompt, batch_size=rows)[: len(batch)]
-            return vectors, time.perf_counter() - t0
-
+        call = self._caller(unique, prompt)
         seconds, start = self.stats.seconds, time.perf_counter()
         spent: list[tuple[list[str], float]] = []
         with contextlib.ExitStack() as stack:
@@ -290,16 +281,16 @@ class EmbeddingEngine:
             if threads > 1 and len(batches) > 1:
                 from concurrent.futures import ThreadPoolExecutor
 
-                pool = stack.enter_context(
-                    ThreadPoolExecutor(max_workers=threads, thread_name_prefix="chemteb-call")
-                )
+                pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="chemteb-call")
+                # a failed call or Ctrl-C: the calls not started are dropped, not run first
+                stack.callback(pool.shutdown, wait=True, cancel_futures=True)
                 results = pool.map(call, batches)
             else:
                 results = map(call, batches)
             for (batch, _), (vectors, elapsed) in zip(batches, results, strict=True):
                 out.update(zip(batch, vectors, strict=True))
                 spent.append((batch, elapsed))
-                self._count_encoded(batch)
+                self.stats.encoded += len(batch)
                 self.stats.seconds = seconds + time.perf_counter() - start
                 bar.set_postfix_str(
                     f"{self.stats.encoded / max(self.stats.seconds, 1e-9):.0f} texts/s",
@@ -311,13 +302,28 @@ class EmbeddingEngine:
         for batch, elapsed in spent:
             cost.update((k, elapsed * scale / len(batch)) for k in batch)
 
-    def _count_encoded(self, keys: list[str]) -> None:
-        """``encoded`` counts each unique text once: one encoded again (its cache rows lost
-        or damaged after this run wrote them) is work, not another text, so that ``unique`` is
-        always ``cache_hits + encoded`` (8 unique texts were reported as 16 encoded)."""
-        fresh = [k for k in keys if k not in self._encoded]
-        self._encoded.update(fresh)
-        self.stats.encoded += len(fresh)
+    def _caller(
+        self, unique: dict[str, tuple[str, str]], prompt: str
+    ) -> Callable[[tuple[list[str], int]], tuple[NDArray[np.float32], float]]:
+        """One model call of a batch filled to its rows: its vectors and seconds. Once a call
+        has failed, the calls after it never reach the model (their pool drops them)."""
+        encoder, failed = self.encoder, threading.Event()
+
+        def call(item: tuple[list[str], int]) -> tuple[NDArray[np.float32], float]:
+            if failed.is_set():
+                raise RuntimeError("an earlier call failed")  # never seen: that error is
+            batch, rows = item
+            t0 = time.perf_counter()
+            texts = [unique[k][1] for k in batch]
+            texts += [texts[i % len(texts)] for i in range(rows - len(texts))]
+            try:
+                vectors = encoder.encode(texts, prompt=prompt, batch_size=rows)[: len(batch)]
+            except BaseException:
+                failed.set()
+                raise
+            return vectors, time.perf_counter() - t0
+
+        return call
 
     def _encode_pipelined(
         self,
@@ -356,7 +362,7 @@ class EmbeddingEngine:
         elapsed = time.perf_counter() - t0
         keys = [k for b in batches for k in b]
         self.stats.seconds += elapsed
-        self._count_encoded(keys)
+        self.stats.encoded += len(keys)
         out.update(zip(keys, vectors, strict=True))
         cost.update((k, elapsed / len(keys)) for k in keys)
         bar.set_postfix_str(
@@ -493,6 +499,11 @@ class EmbeddingEngine:
         redo = [k for k in dict.fromkeys(keys) if k not in have]
         if redo:  # damaged cache rows (dropped by lookup, with a warning) are encoded again
             unique = {text_key(prompt, t): (prompt, t) for t in texts}
+            # counted once each (unique = cache_hits + encoded): one this run encoded or read
+            # already is work done again, not another text (8 unique texts were reported as 16
+            # encoded after the cache's folder was removed mid-run); one never prefetched is new
+            again = sum(1 for k in redo if k in self._seen and k not in self._hits)
+            new = [k for k in redo if k not in self._seen]
             from tqdm.auto import tqdm
 
             with tqdm(total=len(redo), disable=True) as bar:
@@ -503,6 +514,9 @@ class EmbeddingEngine:
             # `encoded`); and the caller's timing (scoring time excludes this encoding, which
             # the vectors' costs carry)
             self.stats.cache_hits -= len(self._hits.intersection(redo))
+            self.stats.encoded -= again
+            self.stats.unique += len(new)
+            self._seen.update(new)
             self.redo_seconds += float(sum(seconds))
             have.update(zip(redo, vectors, strict=True))
         self._hits.difference_update(keys)  # read now, sound or encoded again: settled
