@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chemteb_eval._files import public_url, read_regular
+from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.base import ModelMeta
 from chemteb_eval.models.identity import ProbeRegistry
 from chemteb_eval.runner.folders import recorded_meta
@@ -308,8 +309,23 @@ def test_order_and_threads_a_hostile_software_record_is_no_record() -> None:
 
     assert software_of({"software": ["torch"]}) == {}
     assert software_of({"software": {"torch": 2}}) == {}
-    long = software_of({"software": {"t" * 500: "v" * 500, **{f"x{i}": "1" for i in range(99)}}})
-    assert len(long) == 32 and all(len(k) <= 40 and len(v) <= 40 for k, v in long.items())
+    # a name or version too long to show whole is no record (cut, two versions looked one)
+    assert software_of({"software": {"t" * 500: "1", "torch": "v" * 500}}) == {}
+    base = "2.5.0a0+git" + "0" * 29
+    notes = software_notes(
+        [
+            ("a", {"software": {"torch": base + "aaaa"}}),
+            ("b", {"software": {"torch": base + "bbbb"}}),
+        ]
+    )
+    assert len(notes) == 1 and "…" in notes[0][0]  # told apart, shown cut
+    # junk keys before torch never hide a torch difference, and never make more than 12 notes
+    junk = {f"x{i:03d}": str(i) for i in range(400)}
+    other = {f"x{i:03d}": str(i + 1) for i in range(400)}
+    notes = software_notes(
+        [("a", {"software": {**junk, "torch": "1"}}), ("b", {"software": {**other, "torch": "2"}})]
+    )
+    assert len(notes) == 12 and "versions of torch" in notes[0][0]
     notes = software_notes([("a", {"software": {"torch": "1"}}), ("b", {})])
     assert notes == []  # a file that records nothing is not another version
 
@@ -600,3 +616,83 @@ def test_low_precision_vectors_are_scored_in_float32(dtype: str) -> None:
     qids = [f"q{i}" for i in range(10)]
     low = score_retrieval(a[:10], b, qids, ids, qrels)
     assert low == score_retrieval(upcast[0][:10], upcast[1], qids, ids, qrels)
+
+
+def test_identity_a_hostile_probe_record_never_matches_every_model(tmp_path: Path) -> None:
+    """A record claiming noise 2 matched every model of its dimension: another model got its
+    label, its cached vectors and its score."""
+    import base64
+
+    from chemteb_eval.models.identity import MOST_NOISE, Probe, measure_probe
+
+    vectors = np.random.default_rng(0).standard_normal((4, 1536)).astype("<f4")
+    raw = base64.b64encode(vectors.tobytes()).decode()
+    for noise in (2.0, MOST_NOISE * 1.01, float("nan"), -1.0):
+        record = {"rows": 4, "dim": 1536, "float32": raw, "noise": noise}
+        assert Probe.from_record(record) is None
+    hostile = Probe(vectors, MOST_NOISE)  # the most a record may claim: still far from others
+    model = measure_probe(_NoisyApi(seed=1))
+    assert not model.matches(hostile)
+    label, _ = ProbeRegistry(tmp_path / "r.json").identify(
+        "served", "http://h/v1", model, elsewhere=[("probe:1536d-evil", hostile)]
+    )
+    assert label != "probe:1536d-evil"
+    with pytest.raises(ChemtebError, match="cannot be told from another"):
+        measure_probe(_NoisyApi(noise=0.01))  # 0.55 between calls: no model to name
+
+
+def test_independent_numbers_renormalising_a_cut_corpus_is_decided_once() -> None:
+    """Decided per 50,000-document chunk, one non-unit row at a chunk's start left that chunk
+    unnormalised: a document's vector depended on where it sat in the corpus."""
+    from chemteb_eval.runner.costs import transform
+    from chemteb_eval.scoring.compression import Compression
+
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((9_005, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors[4_500] *= 3  # one document not of unit length, first of the second chunk
+    variant = Compression(dim=8, precision="float16")
+    chunked = transform(vectors, variant, chunk=4_500)
+    assert np.array_equal(chunked, transform(vectors, variant))
+    assert np.allclose(np.linalg.norm(chunked[4_501:], axis=1), 1, atol=1e-3)
+
+
+def test_order_and_threads_overlapping_runs_restore_torchs_threads() -> None:
+    """Two runs in two Python threads saved and restored the thread count out of order: torch
+    stayed on one thread."""
+    torch = pytest.importorskip("torch")
+    from chemteb_eval.models._threads import one_thread_per_call
+
+    before = torch.get_num_threads()
+    a, b = one_thread_per_call(), one_thread_per_call()
+    assert a.__enter__() == before and b.__enter__() == before  # both see the real count
+    a.__exit__(None, None, None)
+    assert torch.get_num_threads() == 1  # b still runs
+    b.__exit__(None, None, None)
+    assert torch.get_num_threads() == before
+
+
+def test_faults_what_finished_before_a_failed_call_is_kept(tmp_path: Path) -> None:
+    """A call that raised (or Ctrl-C) threw away the vectors of the calls that had finished:
+    the resumed run encoded them again."""
+    from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
+
+    from .helpers.hashing_encoder import HashingEncoder
+
+    texts = [f"text {i:03d}" for i in range(40)]
+    failing = HashingEncoder(interrupt_at=3)  # Ctrl-C in the third call
+    store = EmbeddingCache(tmp_path, "m", "r", "s")
+    engine = EmbeddingEngine(failing, store, batch_size=8, progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        engine.prefetch(("", t) for t in texts)
+    engine.close()
+    store.close()
+    store = EmbeddingCache(tmp_path, "m", "r", "s")
+    again = EmbeddingEngine(HashingEncoder(), store, batch_size=8, progress=False)
+    again.prefetch(("", t) for t in texts)
+    assert again.stats.cache_hits == 16 and again.stats.encoded == 24  # two calls of 8 kept
+    assert np.array_equal(
+        again.embed(texts, ""), HashingEncoder().encode(texts, prompt="", batch_size=8)
+    )
+    again.close()
+    store.close()

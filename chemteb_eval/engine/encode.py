@@ -159,6 +159,7 @@ class EmbeddingEngine:
         # the block the writer thread is committing (``_store``), readable until it is done
         self._writer: Any = None
         self._inflight: Any = None
+        self._done: tuple[dict[str, Any], dict[str, float]] = ({}, {})
         self._pending: dict[str, NDArray[np.float32]] = {}
         # Seconds each text's encoding cost: its batch's time shared evenly among the batch's
         # texts (batches are length-sorted, so a batch's texts are of similar length).
@@ -206,7 +207,11 @@ class EmbeddingEngine:
         if self.state is None:
             for start in range(0, len(todo), self.block):
                 block = todo[start : start + self.block]
-                vectors, seconds = self._encode(block, unique, bar)
+                try:
+                    vectors, seconds = self._encode(block, unique, bar)
+                except BaseException:  # a failed call, Ctrl-C: what finished is kept
+                    self._keep_done()
+                    raise
                 self._store(block, vectors, seconds)
         else:
             # Each block is split between the processes and gathered back, in order, on the
@@ -243,6 +248,7 @@ class EmbeddingEngine:
         for key in keys:
             by_prompt.setdefault(unique[key][0], []).append(key)
         pipelined = bool(getattr(self.encoder, "pipelined", False))
+        self._done = (out, cost)  # what finished, kept by prefetch if a later call fails
         for prompt, group in by_prompt.items():
             batches = self._batches(group, unique, prompt)
             if pipelined:
@@ -290,6 +296,8 @@ class EmbeddingEngine:
             for (batch, _), (vectors, elapsed) in zip(batches, results, strict=True):
                 out.update(zip(batch, vectors, strict=True))
                 spent.append((batch, elapsed))
+                # each finished call's costs at once (a later failure keeps these vectors)
+                cost.update((k, elapsed / len(batch)) for k in batch)
                 self.stats.encoded += len(batch)
                 self.stats.seconds = seconds + time.perf_counter() - start
                 bar.set_postfix_str(
@@ -301,6 +309,18 @@ class EmbeddingEngine:
         scale = wall / max(sum(t for _, t in spent), 1e-12)
         for batch, elapsed in spent:
             cost.update((k, elapsed * scale / len(batch)) for k in batch)
+
+    def _keep_done(self) -> None:
+        """Commit the vectors of the calls that finished before one failed (nothing computed is
+        lost: a resumed run does not encode them again); an error while doing so leaves the
+        first error to be raised."""
+        out, cost = self._done
+        keys = [k for k in out if k in cost]
+        if not keys:
+            return
+        with contextlib.suppress(Exception):
+            self._store(keys, np.stack([out[k] for k in keys]), [cost[k] for k in keys])
+            self.flush()
 
     def _caller(
         self, unique: dict[str, tuple[str, str]], prompt: str

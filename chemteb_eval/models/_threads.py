@@ -24,15 +24,30 @@ __all__ = ["TOKENIZER_LOCK", "one_thread_per_call"]
 TOKENIZER_LOCK = threading.Lock()
 
 
+# Runs in several Python threads of one process share torch's one thread count: the first in
+# saves it, the last out restores it (saved and restored by each, out of order, it stayed 1).
+_ENTERED = 0
+_SAVED = 1
+_COUNT_LOCK = threading.Lock()
+
+
 @contextmanager
 def one_thread_per_call() -> Iterator[int]:
     """Within it, each torch operator runs on its calling thread alone. Yields the threads torch
-    had (how many calls may run at once); restores them on exit."""
+    had (how many calls may run at once); restores them when the last such context ends."""
     import torch
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
+    global _ENTERED, _SAVED
+    with _COUNT_LOCK:
+        if _ENTERED == 0:
+            _SAVED = torch.get_num_threads()
+            torch.set_num_threads(1)
+        _ENTERED += 1
+        threads = _SAVED
     try:
-        yield before
+        yield threads
     finally:
-        torch.set_num_threads(before)
+        with _COUNT_LOCK:
+            _ENTERED -= 1
+            if _ENTERED == 0:
+                torch.set_num_threads(_SAVED)

@@ -39,6 +39,7 @@ from chemteb_eval._files import parse_json, public_url, read_regular
 from chemteb_eval.errors import ChemtebError
 
 __all__ = [
+    "MOST_NOISE",
     "NOISE_FACTOR",
     "PROBE_CALLS",
     "PROBE_TEXTS",
@@ -69,6 +70,10 @@ PROBE_CALLS = 3
 # deterministic server: float32 rounding of another batch moves a unit vector by ~1e-6).
 NOISE_FACTOR = 3.0
 SAME_FLOOR = 1e-4
+# A server whose answers to one text move a unit vector further than this between two calls
+# cannot be named (a bfloat16 server's batching moves one by ~0.04); a record claiming more is
+# no record (noise 2 would match every model of its dimension).
+MOST_NOISE = 0.05
 _BITS = 64
 
 
@@ -100,8 +105,10 @@ class Probe:
         self.vectors = np.asarray(vectors, dtype=np.float32)
         if self.vectors.ndim != 2 or not np.all(np.isfinite(self.vectors)):
             raise ChemtebError("the API returned probe vectors that are not finite numbers.")
-        if not (np.isfinite(noise) and 0 <= noise <= 2):
-            raise ValueError(f"noise: a distance between unit vectors (0 to 2), got {noise}.")
+        if not (np.isfinite(noise) and 0 <= noise <= MOST_NOISE):
+            raise ValueError(
+                f"noise: a distance between unit vectors (0 to {MOST_NOISE}), got {noise}."
+            )
         self.noise = float(noise)
 
     def matches(self, other: Probe) -> bool:
@@ -141,7 +148,13 @@ def measure_probe(encoder: Any, calls: int = PROBE_CALLS) -> Probe:
     noise = max((_distance(a, b) for a, b in itertools.combinations(draws, 2)), default=0.0)
     if any(np.shape(d) != np.shape(draws[0]) for d in draws):
         raise ChemtebError("the API returned probe vectors of different shapes for one text.")
-    return Probe(draws[0], min(noise, 2.0))
+    if noise > MOST_NOISE:
+        raise ChemtebError(
+            f"the API's vectors for one text move by {noise:.3g} (of a unit vector) between two "
+            f"calls, more than {MOST_NOISE}: the model behind it cannot be told from another. "
+            "Check that the server runs one model, deterministically enough to be evaluated."
+        )
+    return Probe(draws[0], noise)
 
 
 def probe_label(vectors: NDArray[Any]) -> str:

@@ -8,15 +8,34 @@ not the models': ``rank``, ``compare`` and the Space say so in one note per libr
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["software_notes", "software_of"]
 
-# what a hostile file can put in a note: names and versions are cut, and so is their number
-_LONGEST = 40
-_MOST_LIBRARIES = 32
+# What a hostile file can put in a note: a name or version longer than these is no record (cut,
+# two versions would look one), at most _MOST_READ entries of a file are read, and at most
+# _MOST_NOTES notes are made, the libraries our runs record first (junk keys never hide them).
+_LONGEST_NAME = 64
+_LONGEST_VERSION = 200
+_SHOWN = 40
+_MOST_READ = 1_000
+_MOST_NOTES = 12
 _MOST_SHOWN = 4
+_OURS = (
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "tokenizers",
+    "onnxruntime",
+    "onnx",
+    "model2vec",
+    "gensim",
+    "numpy",
+    "scipy",
+    "scikit-learn",
+)
 
 
 def software_of(extra: Mapping[str, Any]) -> dict[str, str]:
@@ -26,10 +45,19 @@ def software_of(extra: Mapping[str, Any]) -> dict[str, str]:
     if not isinstance(found, Mapping):
         return {}
     out = {}
-    for name, version in list(found.items())[:_MOST_LIBRARIES]:
-        if isinstance(name, str) and isinstance(version, str) and name and version:
-            out[name[:_LONGEST]] = version[:_LONGEST]
+    for name, version in itertools.islice(found.items(), _MOST_READ):
+        if (
+            isinstance(name, str)
+            and isinstance(version, str)
+            and 0 < len(name) <= _LONGEST_NAME
+            and 0 < len(version) <= _LONGEST_VERSION
+        ):
+            out[name] = version
     return out
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
 def software_notes(
@@ -44,20 +72,25 @@ def software_notes(
             models = seen.setdefault(name, {}).setdefault(version, [])
             if model not in models:
                 models.append(model)
-    notes = []
-    for name in sorted(seen):
+    notes: list[tuple[str, frozenset[str]]] = []
+    order = sorted(seen, key=lambda n: (n not in _OURS, _OURS.index(n) if n in _OURS else 0, n))
+    for name in order:
+        if len(notes) == _MOST_NOTES:
+            break
         versions = seen[name]
         if len(versions) < 2:
             continue
         parts = []
-        for version, models in sorted(versions.items()):
+        for version, models in sorted(versions.items())[:_MOST_SHOWN]:
             named = ", ".join(models[:_MOST_SHOWN])
             more = f" and {len(models) - _MOST_SHOWN} more" if len(models) > _MOST_SHOWN else ""
-            parts.append(f"{version} ({named}{more})")
+            parts.append(f"{_shown(version)} ({named}{more})")
+        if len(versions) > _MOST_SHOWN:
+            parts.append(f"{len(versions) - _MOST_SHOWN} other versions")
         concerned = frozenset(m for models in versions.values() for m in models)
         notes.append(
             (
-                f"results here were computed under {len(versions)} versions of {name}: "
+                f"results here were computed under {len(versions)} versions of {_shown(name)}: "
                 f"{'; '.join(parts)}. Scores a few 1e-6 apart may differ by the library, not the "
                 "model; rerun under one version to compare them exactly.",
                 concerned,

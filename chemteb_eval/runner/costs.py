@@ -108,26 +108,30 @@ def variants(
 CORPUS_CHUNK = 50_000
 
 
-def transform(vectors: np.ndarray, variant: Compression, *, chunk: int | None = None) -> np.ndarray:
+def transform(
+    vectors: np.ndarray,
+    variant: Compression,
+    *,
+    chunk: int | None = None,
+    renormalise: bool | None = None,
+) -> np.ndarray:
     """One group's vectors as ``variant`` stores them; truncated unit vectors are renormalised
-    (the model's similarity is on unit vectors), others sliced as they are. ``chunk``: the
-    rows are compressed ``chunk`` at a time into one float32 array (a retrieval corpus:
+    (the model's similarity is on unit vectors), others sliced as they are: decided once for
+    the group, on its first 4,096 rows, unless ``renormalise`` says. ``chunk``: the rows are
+    compressed ``chunk`` at a time into one float32 array (a retrieval corpus:
     ``CORPUS_CHUNK``, calibrated as MTEB's encode calls are), so the copies made on the way
     weigh one chunk's rows, not the corpus's."""
     if variant.plain:
         return vectors
+    if renormalise is None:
+        renormalise = variant.dim is not None and _unit_rows(vectors)
     if chunk is not None and len(vectors) > chunk:
         dim = variant.dim or np.shape(vectors)[1]
         out = np.empty((len(vectors), dim), np.float32)
         for start in range(0, len(vectors), chunk):
-            out[start : start + chunk] = transform(vectors[start : start + chunk], variant)
+            part = vectors[start : start + chunk]
+            out[start : start + chunk] = transform(part, variant, renormalise=renormalise)
         return out
-    renormalise = False
-    if variant.dim is not None:
-        rows = np.asarray(vectors[: min(len(vectors), 4096)], dtype=np.float64)
-        rows = rows[~np.isnan(rows).any(axis=1)]
-        norms = np.linalg.norm(rows, axis=1)
-        renormalise = bool(len(norms)) and bool(np.all(np.abs(norms - 1) < _UNIT))
     with np.errstate(over="ignore"):  # said below, in one line naming the variant
         out = compress(vectors, variant, renormalise=renormalise)
     if variant.precision in ("float16", "bfloat16"):
@@ -139,6 +143,14 @@ def transform(vectors: np.ndarray, variant: Compression, *, chunk: int | None = 
                 "cannot store them (MTEB's CompressionWrapper would score inf)."
             )
     return out
+
+
+def _unit_rows(vectors: np.ndarray) -> bool:
+    """Whether the group's first 4,096 rows with numbers are unit vectors (the model's)."""
+    rows = np.asarray(vectors[: min(len(vectors), 4096)], dtype=np.float64)
+    rows = rows[~np.isnan(rows).any(axis=1)]
+    norms = np.linalg.norm(rows, axis=1)
+    return bool(len(norms)) and bool(np.all(np.abs(norms - 1) < _UNIT))
 
 
 def storage(variant: Compression, full_dim: int, by_side: Sides) -> dict[str, Any]:
