@@ -300,3 +300,24 @@ def test_a_failed_call_drops_the_calls_not_started_and_restores_the_threads() ->
         engine.prefetch(("", t) for t in texts)
     assert spy.attempts <= 4 + 2  # the calls in flight finish; the other 40 never start
     assert torch.get_num_threads() == before and spy.inside == 0
+
+
+@pytest.mark.slow
+def test_encode_keeps_model_encodes_default_prompt(minilm: Any) -> None:
+    """Our thread-safe encode (prepare/run) gives model.encode's vectors, the model's own
+    default prompt included where it names one."""
+    texts = ["benzene", "sodium chloride in water", "CC(=O)O"]
+    saved = (dict(minilm.model.prompts), minilm.model.default_prompt_name)
+    try:
+        minilm.model.prompts = {"query": "query: "}
+        minilm.model.default_prompt_name = "query"
+        want = minilm.model.encode(texts, convert_to_numpy=True, show_progress_bar=False)
+        assert np.array_equal(minilm.encode(texts, prompt="", batch_size=8), want)
+        plain = minilm.model.encode(texts, prompt="", convert_to_numpy=True)
+        assert not np.array_equal(plain, want)  # the default prompt moved them: it was applied
+    finally:
+        minilm.model.prompts, minilm.model.default_prompt_name = saved
+    assert np.array_equal(
+        minilm.encode(texts, prompt="", batch_size=8),
+        minilm.model.encode(texts, convert_to_numpy=True, show_progress_bar=False),
+    )

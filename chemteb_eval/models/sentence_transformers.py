@@ -184,7 +184,10 @@ class SentenceTransformerEncoder:
         order = np.argsort([-model._input_length(t) for t in texts])
         if model._can_flatten_inputs():
             order = model._interleave_sorted_indices(order)
-        features = model.preprocess([texts[i] for i in order], prompt=prompt or None)
+        # model.encode's prompt: the one given, else the model's default prompt (if it names one)
+        resolve = getattr(model, "_resolve_prompt", None)
+        chosen = resolve(prompt or None, None) if resolve is not None else prompt or None
+        features = model.preprocess([texts[i] for i in order], prompt=chosen)
         return features, np.argsort(order)
 
     def run(self, prepared: tuple[Any, NDArray[np.int64]]) -> Any:
