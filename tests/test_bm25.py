@@ -135,3 +135,21 @@ def test_bm25_without_its_extra_says_how_to_get_it(monkeypatch: pytest.MonkeyPat
     with pytest.raises(ChemtebError, match="lexical") as err:
         BM25Index(["a document"])
     assert len(str(err.value).splitlines()) == 1
+
+
+def test_reciprocal_rank_fusion_by_hand() -> None:
+    from chemteb_eval.scoring.ranked import reciprocal_rank_fusion
+
+    dense = {"q": {"a": 0.9, "b": 0.8, "c": 0.1}}
+    lexical = {"q": {"c": 12.0, "a": 3.0, "d": 3.0}}  # a and d tie: d ranks first (id desc)
+    fused = reciprocal_rank_fusion([dense, lexical])
+    assert fused["q"] == pytest.approx(
+        {"a": 1 / 61 + 1 / 63, "b": 1 / 62, "c": 1 / 63 + 1 / 61, "d": 1 / 62}
+    )
+    assert order_results(fused["q"], 10) == ["c", "a", "d", "b"]  # a, c tie: c (id desc)
+    only = reciprocal_rank_fusion([dense, lexical], depth=1)  # each list's first only
+    assert only["q"] == pytest.approx({"a": 1 / 61, "c": 1 / 61})
+    with pytest.raises(ValueError, match="depth"):
+        reciprocal_rank_fusion([dense], depth=0)
+    with pytest.raises(ValueError, match="no number"):
+        reciprocal_rank_fusion([{"q": {"a": float("nan")}}])

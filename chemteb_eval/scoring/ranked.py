@@ -19,7 +19,7 @@ from .retrieval import (
     trec_metrics,
 )
 
-__all__ = ["order_results", "score_ranked_retrieval"]
+__all__ = ["RRF_K", "order_results", "reciprocal_rank_fusion", "score_ranked_retrieval"]
 
 
 def order_results(scores: Mapping[str, float], depth: int) -> list[str]:
@@ -28,6 +28,35 @@ def order_results(scores: Mapping[str, float], depth: int) -> list[str]:
     ranked = sorted(scores.items(), key=lambda kv: kv[0], reverse=True)  # ids descending...
     ranked.sort(key=lambda kv: kv[1], reverse=True)  # ...kept within each score (stable)
     return [doc for doc, _ in ranked[:depth]]
+
+
+# Cormack, Clarke and Buettcher (2009), "Reciprocal rank fusion outperforms Condorcet and
+# individual rank learning methods": k = 60, each list's top 1,000.
+RRF_K = 60
+
+
+def reciprocal_rank_fusion(
+    runs: Sequence[Mapping[str, Mapping[str, float]]], *, k: int = RRF_K, depth: int = 1000
+) -> dict[str, dict[str, float]]:
+    """Several rankings of the same queries fused: each document scores the sum over the runs
+    of ``1 / (k + rank)``, its rank (from 1) in each run's first ``depth`` documents as
+    trec_eval orders them (score descending, ties by id descending); a run that did not rank
+    it adds nothing. The fused output is a search output like any (ties in the fused score
+    are then broken by id descending, as ``score_ranked_retrieval`` reads every output)."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise ValueError(f"k: a non-negative integer, got {k!r}.")
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth: a positive integer, got {depth!r}.")
+    fused: dict[str, dict[str, float]] = {}
+    for run in runs:
+        for qid, scores in run.items():
+            into = fused.setdefault(str(qid), {})
+            ranked = order_results(
+                {str(d): _as_score(str(qid), d, s) for d, s in scores.items()}, depth
+            )
+            for rank, doc in enumerate(ranked, start=1):
+                into[doc] = into.get(doc, 0.0) + 1.0 / (k + rank)
+    return fused
 
 
 def score_ranked_retrieval(
