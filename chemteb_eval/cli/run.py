@@ -33,7 +33,8 @@ def add_run(sub: Subparsers) -> None:
         "--model",
         default=DEFAULT_MODEL,
         # from the backend table (chemteb_eval.models.backends): every embedding backend
-        help=f"{model_help('encoder')}. Default: {DEFAULT_MODEL}, bundled (offline)",
+        help=f"{model_help('encoder')}; or bm25s (MTEB's BM25, retrieval tasks only). "
+        f"Default: {DEFAULT_MODEL}, bundled (offline)",
     )
     runner.add_argument("--api-base", help="API root for openai: models (default $OPENAI_BASE_URL)")
     runner.add_argument(
@@ -130,6 +131,13 @@ def _add_run_options(runner: argparse.ArgumentParser) -> None:
         f"{', '.join(_PRECISIONS)}; each dims x precisions variant is one more row "
         "(docs/costs.md)",
     )
+    runner.add_argument(
+        "--hybrid",
+        choices=("bm25s",),
+        help="also score each retrieval task as the reciprocal-rank fusion (k=60) of the "
+        "model's ranking and BM25's, from the vectors the run has: one more row "
+        "(docs/lexical.md). -m bm25s runs BM25 itself",
+    )
     runner.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
@@ -211,6 +219,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         api_base=args.api_base,
         dims=args.dims,
         precisions=args.precisions,
+        hybrid=args.hybrid,
     )
     report = run(
         args.model,

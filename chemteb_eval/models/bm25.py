@@ -65,6 +65,16 @@ class BM25Index:
         self.retriever.index(tokens, show_progress=False)
         self.size = len(documents)
 
+    @property
+    def index_bytes(self) -> int:
+        """What the index weighs as bm25s saves it: its sparse matrix of term scores (values,
+        column indices, row pointers) and its vocabulary (each term's UTF-8 bytes and an 8-byte
+        id). The frontier's size of a BM25 row, beside a dense model's vectors."""
+        scores = self.retriever.scores
+        arrays = sum(int(v.nbytes) for v in scores.values() if hasattr(v, "nbytes"))
+        vocab = self.retriever.vocab_dict or {}
+        return arrays + sum(len(str(term).encode()) + 8 for term in vocab)
+
     def search(self, queries: Sequence[str], top_k: int) -> tuple[Any, Any]:
         """Row indices and scores of each query's ``min(top_k, corpus size)`` best documents
         (bm25s's ``retrieve``)."""

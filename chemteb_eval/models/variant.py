@@ -43,6 +43,8 @@ class ModelVariant:
         dims: also score the vectors cut to these dimensions (``"256,128"`` or a sequence;
             checked by the runner: ``scoring.compression.check_dims``).
         precisions: also score them in these precisions (``"int8,binary"`` or a sequence).
+        hybrid: also score each retrieval task as the fusion of the model's ranking with this
+            lexical model's (``"bm25s"``), from the same vectors (checked by the runner).
     """
 
     backend: str = DEFAULT_RUNTIME
@@ -50,6 +52,7 @@ class ModelVariant:
     api_base: str | None = None
     dims: Sequence[int] | str | None = None
     precisions: Sequence[str] | str | None = None
+    hybrid: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dims", _frozen(self.dims))

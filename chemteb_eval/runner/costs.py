@@ -121,7 +121,7 @@ def transform(
     compressed ``chunk`` at a time into one float32 array (a retrieval corpus:
     ``CORPUS_CHUNK``, calibrated as MTEB's encode calls are), so the copies made on the way
     weigh one chunk's rows, not the corpus's."""
-    if variant.plain:
+    if variant.full_vectors:  # the model's own (a hybrid fuses their ranking)
         return vectors
     if renormalise is None:
         renormalise = variant.dim is not None and _unit_rows(vectors)

@@ -25,6 +25,7 @@ from chemteb_eval.results.model_folder import (
     write_model_meta,
 )
 from chemteb_eval.scoring.compression import Compression
+from chemteb_eval.tasks.kinds import RANKED_TYPES
 
 from .costs import variants
 from .values import Log, RunReport
@@ -193,9 +194,12 @@ def variant_reports(
     revision = out_dir.parent.parent if out_dir.parent.name == EXPERIMENTS else out_dir
     base = variant.experiment_kwargs(encoder.meta.framework)
     out = {}
-    for one in variants(dims, precisions, encoder.meta.embedding_dim):
+    hybrids = [Compression(hybrid=variant.hybrid)] if variant.hybrid else []
+    for one in (*variants(dims, precisions, encoder.meta.embedding_dim), *hybrids):
         name = experiment_name({**base, **one.kwargs()})
         its = RunReport(results_dir=revision / EXPERIMENTS / name, run_id=report.run_id)
+        if one.hybrid is not None:
+            its.task_types = RANKED_TYPES
         report.variants[name] = its
         out[one] = (its.results_dir, its)
     return out

@@ -278,9 +278,15 @@ def _check_task_file_columns(
         raise CustomDataError(" ".join(problems))  # one line: the CLI prints one
 
 
-def cached_plan(plan: Plan) -> Plan:
-    """The plan's tasks a variant of the model's cached vectors can score (not NER's)."""
-    return replace(plan, tasks=tuple(t for t in plan.tasks if KIND_RUNS[t.type].cached))
+def cached_plan(plan: Plan, types: tuple[str, ...] | None = None) -> Plan:
+    """The plan's tasks a variant of the model's cached vectors can score (not NER's), of
+    ``types`` only where given (a hybrid's: retrieval)."""
+    return replace(
+        plan,
+        tasks=tuple(
+            t for t in plan.tasks if KIND_RUNS[t.type].cached and (types is None or t.type in types)
+        ),
+    )
 
 
 def _silent(_: str) -> None:
@@ -294,7 +300,10 @@ def pending_everywhere(
     needed = {t.name for t in pending(plan, out_dir, overwrite, report, log)}
     for its in report.variants.values():
         needed |= {
-            t.name for t in pending(cached_plan(plan), its.results_dir, overwrite, its, _silent)
+            t.name
+            for t in pending(
+                cached_plan(plan, its.task_types), its.results_dir, overwrite, its, _silent
+            )
         }
     return [t for t in plan.tasks if t.name in needed]
 
@@ -311,8 +320,8 @@ def settle_everywhere(
     """``settle`` in the model's folder and each variant's; a task's data is dropped where
     every folder skips it. Variants' skips are said in one line."""
     drop = settle(plan, loaded, identities, out_dir, overwrite, report, log)
-    cached = cached_plan(plan)
     for its in report.variants.values():
+        cached = cached_plan(plan, its.task_types)
         skipped_there = settle(
             cached, loaded, identities, its.results_dir, overwrite, its, _silent, quiet=True
         )

@@ -20,10 +20,12 @@ from chemteb_eval.engine import EmbeddingEngine
 from chemteb_eval.results.schema import ResultFile
 from chemteb_eval.scoring.compression import Compression
 from chemteb_eval.tasks import Task
+from chemteb_eval.tasks.kinds import KINDS
 
 from .costs import CORPUS_CHUNK, sides, storage, transform, truncation
 from .encode import Spill, task_keys, task_prompt
 from .kinds import KIND_RUNS, ScoreContext, score_split, split_texts
+from .lexical import score_hybrid_split
 from .values import Log, Plan, RunReport, tell
 from .write import run_software, write_result, write_variant_meta
 
@@ -51,6 +53,7 @@ class _Scored:
     items: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     error: BaseException | None = None
+    lexical_bytes: int = 0  # a hybrid's: what its lexical model's indexes weigh
 
 
 def _score_variants(
@@ -68,8 +71,7 @@ def _score_variants(
     encoder = context.encoder
     assert encoder is not None, "a task is scored with the run's encoder in its context"
     out = {v: _Scored() for v in wanted}
-    plain_context = replace(context, protocol=task.protocol)
-    compressed = replace(plain_context, zero_rows="zero")
+    context = replace(context, protocol=task.protocol)
     with Spill() as spill:
         for subset, by_split in data.items():
             for split, split_data in by_split.items():
@@ -85,13 +87,7 @@ def _score_variants(
                         continue
                     t1 = time.perf_counter()
                     try:
-                        vectors = {
-                            g: transform(e, variant, chunk=CORPUS_CHUNK if g == "corpus" else None)
-                            for g, e in emb.items()
-                        }
-                        metrics = score_split(
-                            split_data, vectors, plain_context if variant.plain else compressed
-                        )
+                        metrics = _score_one(split_data, emb, variant, task, scored, context)
                     except Exception as exc:  # this variant's failure; the others go on
                         if variant.plain:
                             raise
@@ -106,6 +102,30 @@ def _score_variants(
                     scored.scores.setdefault(split, []).append(metrics)
                     scored.seconds += time.perf_counter() - t1 + (read if variant.plain else 0)
     return out
+
+
+def _score_one(
+    split_data: Any,
+    emb: dict[str, Any],
+    variant: Compression,
+    task: Task,
+    scored: _Scored,
+    context: ScoreContext,
+) -> dict[str, Any]:
+    """One split's scores for one variant: a hybrid's from the fused rankings (its lexical
+    index's bytes kept in ``scored``); any other's from its vectors (a compressed one's zero
+    rows score 0, as MTEB's similarity gives them)."""
+    if variant.hybrid is not None:
+        metrics, size = score_hybrid_split(split_data, emb, task)
+        scored.lexical_bytes += size
+        return metrics
+    vectors = {
+        g: transform(e, variant, chunk=CORPUS_CHUNK if g == "corpus" else None)
+        for g, e in emb.items()
+    }
+    return score_split(
+        split_data, vectors, context if variant.plain else replace(context, zero_rows="zero")
+    )
 
 
 def evaluate_task(
@@ -175,7 +195,7 @@ def _result_files(
         }
         if cut is not None:  # NER embeds its words through the model, not the text cache
             extra["truncation"] = cut
-            extra["storage"] = storage(variant, encoder.meta.embedding_dim, texts)
+            extra["storage"] = _storage(variant, encoder.meta.embedding_dim, texts, one)
         out[variant] = ResultFile(
             task_name=task.name,
             scores=one.scores,
@@ -184,6 +204,16 @@ def _result_files(
             evaluation_time=encode_seconds + one.seconds,
             extra=extra,
         )
+    return out
+
+
+def _storage(variant: Compression, full_dim: int, texts: Any, one: _Scored) -> dict[str, Any]:
+    """What the variant's index weighs (``costs.storage``); a hybrid's is its vectors and its
+    lexical index, both kept to answer a query."""
+    out = storage(variant, full_dim, texts)
+    if variant.hybrid is not None:
+        out.update(lexical_index=variant.hybrid, lexical_index_bytes=one.lexical_bytes)
+        out["index_bytes"] += one.lexical_bytes
     return out
 
 
@@ -234,7 +264,9 @@ def evaluate_all(
         wanted = [
             v
             for v, (_, r) in every.items()
-            if r.statuses.get(name) != "skipped" and (v.plain or name not in through_model)
+            if r.statuses.get(name) != "skipped"
+            and (v.plain or name not in through_model)
+            and (v.hybrid is None or KINDS[by_name[name].type].ranks_documents)
         ]
         _evaluate_one(scoring, targets, by_name[name], loaded[name], wanted)
 

@@ -29,6 +29,7 @@ from chemteb_eval.models.variant import ModelVariant
 from chemteb_eval.scoring._validation import check_beta
 from chemteb_eval.scoring.compression import Compression, check_dims, check_precisions
 from chemteb_eval.tasks import Benchmark, Task
+from chemteb_eval.tasks.kinds import RANKED_TYPES
 
 from .encode import cache_identity as _identity
 from .encode import open_cache, prefetch, task_keys, task_prompt
@@ -42,6 +43,7 @@ from .folders import (
     write_meta,
 )
 from .kinds import ScoreContext
+from .lexical import HYBRIDS, LEXICAL_EXTRA, is_lexical, run_lexical
 from .load import api_identity, load, local_weights, open_model
 from .plan import (
     data_paths_for,
@@ -109,6 +111,7 @@ def run(
     progress: bool = True,
     log: Log = print,
     variant: ModelVariant | None = None,
+    hybrid: str | None = None,
 ) -> RunReport:
     """Evaluate a model on a benchmark (default PipChem), or on given tasks — scored by the
     benchmark's protocol (splits, main scores) when one is given too, else by their own.
@@ -121,6 +124,10 @@ def run(
             ``models.variant.ModelVariant`` describes it (``backend``: how a plain model name
             runs; ``dims``/``precisions``: also score its vectors cut and compressed, into
             MTEB's ``experiments/<name>/`` folders), or all of them as one ``variant``.
+        hybrid: also score each retrieval task as the reciprocal-rank fusion of the model's
+            ranking and this lexical model's (``"bm25s"``), into ``experiments/`` too. A
+            ``model`` naming BM25 itself (``bm25s``, ``mteb/baseline-bm25s``) scores the
+            retrieval tasks with it (``lexical.run_lexical``).
         output_dir, batch_size, device, overwrite, cache_dir, use_cache, data_paths, beta,
             progress, log: how the run goes, as ``values.RunOptions`` describes each.
 
@@ -128,18 +135,46 @@ def run(
         A ``RunReport``.
     """
     started = time.perf_counter()
-    given = ModelVariant(backend, precision, api_base, dims, precisions)
+    given = ModelVariant(backend, precision, api_base, dims, precisions, hybrid)
     if variant is not None and given != ModelVariant():
         raise ValueError(
             "variant: pass the model's variant either as variant= or as its keywords "
-            "(precision, api_base, backend, dims, precisions), not both."
+            "(precision, api_base, backend, dims, precisions, hybrid), not both."
         )
     options = RunOptions(
         Path(output_dir), batch_size, device, overwrite, cache_dir, use_cache, data_paths, beta
     )
     options = replace(options, progress=progress, log=log)
+    if is_lexical(model):
+        _lexical_variant(variant or given)
+        return run_lexical(benchmark, tasks, options)
     prepared = prepare(model, benchmark, tasks, variant or given, options)
     return execute(prepared, started)
+
+
+def _lexical_variant(variant: ModelVariant) -> None:
+    """BM25 has no vectors: a dtype, an API, compressed copies or a hybrid of it mean nothing."""
+    if variant.hybrid is not None:
+        raise ValueError("--hybrid: fuses a dense model's ranking with BM25's; run a dense model.")
+    if replace(variant, backend=ModelVariant().backend) != ModelVariant():
+        raise ValueError(
+            "model: BM25 has no vectors to compute in a dtype, serve, cut or compress; drop "
+            "--dtype, --api-base, --dims and --precisions."
+        )
+
+
+def _check_hybrid(variant: ModelVariant, plan: Plan) -> None:
+    """``--hybrid``: a lexical model we run, its extra installed, a retrieval task to fuse."""
+    if variant.hybrid is None:
+        return
+    if variant.hybrid not in HYBRIDS:
+        raise ValueError(f"--hybrid: {variant.hybrid!r} unknown; use {', '.join(HYBRIDS)}.")
+    if not any(t.type in RANKED_TYPES for t in plan.tasks):
+        raise ValueError(
+            "--hybrid: fuses rankings of retrieval tasks, and the run has none; add one (e.g. "
+            "-t PipChemWikiRetrieval) or drop --hybrid."
+        )
+    require_extras([LEXICAL_EXTRA])
 
 
 def prepare(
@@ -158,6 +193,7 @@ def prepare(
     plan = select(benchmark, tasks)
     spec = parse_model_spec(model) if isinstance(model, str) else model
     require_extras(requirements(spec, plan.tasks))
+    _check_hybrid(variant, plan)
     paths = data_paths_for(plan, options.data_paths)
     hub_out_of_reach(plan)
     beta = check_beta(options.beta) if options.beta is not None else None

@@ -137,6 +137,9 @@ class RunReport:
     # per variant of the model's vectors (``--dims``/``--precisions``): MTEB's experiment name
     # -> that variant's report (its folder, statuses, scores)
     variants: dict[str, RunReport] = field(default_factory=dict)
+    # a variant's folder that scores only these task types (a hybrid: retrieval); None: every
+    # type its vectors can score
+    task_types: tuple[str, ...] | None = None
 
 
 def tell(log: Log, message: str) -> None:

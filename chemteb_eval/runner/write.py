@@ -157,4 +157,5 @@ def write_records(
         its.encoding, its.seconds = report.encoding, report.seconds
         if folder.is_dir():  # the model's speed and hardware beside the variant's files
             more = {**settings, "compression": variant.kwargs()}
-            write_run_record(folder, cached_plan(prepared.plan), its, more, options.log)
+            plan = cached_plan(prepared.plan, its.task_types)
+            write_run_record(folder, plan, its, more, options.log)

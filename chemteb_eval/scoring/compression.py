@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .ranked import RRF_K
+
 __all__ = [
     "PRECISIONS",
     "Compression",
@@ -45,10 +47,13 @@ _INTEGER = {"int8": 8, "uint8": 8, "int4": 4, "uint4": 4}
 @dataclass(frozen=True)
 class Compression:
     """One variant of a model's vectors: the first ``dim`` components (``None``: all of them),
-    each stored in ``precision`` (an MTEB ``OutputDType`` value)."""
+    each stored in ``precision`` (an MTEB ``OutputDType`` value); or, with ``hybrid``, the
+    model's own vectors whose ranking is fused with a lexical model's (``"bm25s"``:
+    reciprocal-rank fusion with BM25, ``scoring.ranked``), which scores retrieval tasks only."""
 
     dim: int | None = None
     precision: str = "float32"
+    hybrid: str | None = None
 
     def __post_init__(self) -> None:
         if self.precision not in _BITS:
@@ -58,11 +63,20 @@ class Compression:
             )
         if self.dim is not None and (isinstance(self.dim, bool) or self.dim < 1):
             raise ValueError(f"dim: must be a positive whole number, got {self.dim!r}.")
+        if self.hybrid is not None and (self.dim is not None or self.precision != "float32"):
+            raise ValueError(
+                "hybrid: fuses the model's own vectors' ranking; not a compressed one."
+            )
+
+    @property
+    def full_vectors(self) -> bool:
+        """Every dimension in float32: the vectors as the model gave them."""
+        return self.dim is None and self.precision == "float32"
 
     @property
     def plain(self) -> bool:
-        """The model's own vectors: every dimension, float32."""
-        return self.dim is None and self.precision == "float32"
+        """The model's own vectors, ranked by themselves: every dimension, float32, no fusion."""
+        return self.full_vectors and self.hybrid is None
 
     def kwargs(self) -> dict[str, str | int]:
         """MTEB's ``experiment_kwargs`` of the variant: ``output_dtypes`` as its
@@ -73,6 +87,8 @@ class Compression:
             out["truncate_dim"] = self.dim
         if self.precision != "float32":
             out["output_dtypes"] = self.precision
+        if self.hybrid is not None:  # our keys: MTEB has no hybrid to name
+            out.update(hybrid=self.hybrid, fusion="rrf", rrf_k=RRF_K)
         return out
 
 

@@ -10,16 +10,30 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import as_embeddings, check_zero_rows, same_precision
 from .retrieval import (
     DEFAULT_K_VALUES,
+    _as_ids,
     _as_k_values,
     _judged,
     _means,
     _with_zeros,
+    rank_corpus,
     trec_metrics,
 )
 
-__all__ = ["RRF_K", "order_results", "reciprocal_rank_fusion", "score_ranked_retrieval"]
+__all__ = [
+    "RRF_DEPTH",
+    "RRF_K",
+    "dense_ranking",
+    "order_results",
+    "reciprocal_rank_fusion",
+    "score_ranked_retrieval",
+]
+
+#: A run: ``{query_id: {doc_id: score}}`` (MTEB's search output), or ``{query_id: [doc_id,
+#: ...]}`` already in rank order, best first (a dense ranking, whose order is trec_eval's).
+Run = Mapping[str, Mapping[str, float] | Sequence[str]]
 
 
 def order_results(scores: Mapping[str, float], depth: int) -> list[str]:
@@ -33,16 +47,19 @@ def order_results(scores: Mapping[str, float], depth: int) -> list[str]:
 # Cormack, Clarke and Buettcher (2009), "Reciprocal rank fusion outperforms Condorcet and
 # individual rank learning methods": k = 60, each list's top 1,000.
 RRF_K = 60
+RRF_DEPTH = 1000
 
 
 def reciprocal_rank_fusion(
-    runs: Sequence[Mapping[str, Mapping[str, float]]], *, k: int = RRF_K, depth: int = 1000
+    runs: Sequence[Run], *, k: int = RRF_K, depth: int = RRF_DEPTH
 ) -> dict[str, dict[str, float]]:
     """Several rankings of the same queries fused: each document scores the sum over the runs
-    of ``1 / (k + rank)``, its rank (from 1) in each run's first ``depth`` documents as
-    trec_eval orders them (score descending, ties by id descending); a run that did not rank
-    it adds nothing. The fused output is a search output like any (ties in the fused score
-    are then broken by id descending, as ``score_ranked_retrieval`` reads every output)."""
+    of ``1 / (k + rank)``, its rank (from 1) in each run's first ``depth`` documents — a
+    search output's as trec_eval orders them (score descending, ties by id descending), a
+    ranked list's as given; a run that did not rank it adds nothing. The fused output is a
+    search output like any: ties in the fused score (a document first in one run and second
+    in the other ties one the other way round) are broken by id descending, as
+    ``score_ranked_retrieval`` reads every output."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k: a non-negative integer, got {k!r}.")
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
@@ -51,12 +68,44 @@ def reciprocal_rank_fusion(
     for run in runs:
         for qid, scores in run.items():
             into = fused.setdefault(str(qid), {})
-            ranked = order_results(
-                {str(d): _as_score(str(qid), d, s) for d, s in scores.items()}, depth
-            )
+            ranked = _ranked(str(qid), scores, depth)
             for rank, doc in enumerate(ranked, start=1):
                 into[doc] = into.get(doc, 0.0) + 1.0 / (k + rank)
     return fused
+
+
+def _ranked(qid: str, entry: Mapping[str, float] | Sequence[str], depth: int) -> list[str]:
+    if isinstance(entry, Mapping):
+        return order_results({str(d): _as_score(qid, d, s) for d, s in entry.items()}, depth)
+    if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence):
+        raise ValueError(f"runs: the entry of query {qid!r} must be {{doc_id: score}} or a list.")
+    docs = [str(d) for d in entry[:depth]]
+    if len(set(docs)) != len(docs):
+        raise ValueError(f"runs: query {qid!r} ranks a document twice.")
+    return docs
+
+
+def dense_ranking(
+    query_embeddings: Any,
+    corpus_embeddings: Any,
+    query_ids: Any,
+    corpus_ids: Any,
+    *,
+    top_k: int = RRF_DEPTH,
+    zero_rows: str = "error",
+) -> dict[str, list[str]]:
+    """Each query's ``top_k`` most cosine-similar documents, best first, as ``score_retrieval``
+    ranks them (``rank_corpus``: ties by id descending, at the cut too): the dense side of a
+    hybrid, as a ranked list (recomputing each score one dot product at a time would round
+    apart from the matrix product and could swap near-ties)."""
+    q_emb = as_embeddings("query_embeddings", query_embeddings)
+    c_emb = as_embeddings("corpus_embeddings", corpus_embeddings, dim=q_emb.shape[1])
+    check_zero_rows(zero_rows, query_embeddings=q_emb, corpus_embeddings=c_emb)
+    qids = _as_ids("query_ids", query_ids, len(q_emb), "query_embeddings")
+    dids = _as_ids("corpus_ids", corpus_ids, len(c_emb), "corpus_embeddings")
+    q_emb, c_emb = same_precision(q_emb, c_emb)
+    rows = rank_corpus(q_emb, c_emb, dids, top_k)
+    return {q: [dids[int(r)] for r in rows[i]] for i, q in enumerate(qids)}
 
 
 def score_ranked_retrieval(

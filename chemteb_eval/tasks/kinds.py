@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-__all__ = ["CHEMTEB_TYPES", "KINDS", "TASK_TYPES", "TaskKind", "TaskType", "kind"]
+__all__ = ["CHEMTEB_TYPES", "KINDS", "RANKED_TYPES", "TASK_TYPES", "TaskKind", "TaskType", "kind"]
 
 TaskType = Literal[
     "Classification",
@@ -57,6 +57,8 @@ class TaskKind:
             Retrieval's are the corpus and query files' (BEIR's ``_id`` or ``id``, ``text``).
         file_layout: how a user's files of this type are laid out: ``rows`` (one file of rows
             per split) or ``corpus`` (a corpus, queries and judgements: BEIR's layout).
+        ranks_documents: its tasks rank a corpus for each query, so a search model without
+            vectors (BM25) scores them and two rankings of them can be fused (a hybrid).
     """
 
     name: TaskType
@@ -75,6 +77,7 @@ class TaskKind:
     probe_options: bool = False
     file_columns: tuple[str, ...] = ()
     file_layout: Literal["rows", "corpus"] = "rows"
+    ranks_documents: bool = False
 
     def __post_init__(self) -> None:
         if len(self.short) > 6:
@@ -160,6 +163,7 @@ _KINDS = (
         data_class="RetrievalData",
         file_columns=("id", "text"),
         file_layout="corpus",
+        ranks_documents=True,
         mteb_metric="ndcg_at_10",
         in_mteb_eng_v1=True,
         # every retrieval score is a mean over queries
@@ -219,6 +223,8 @@ KINDS: Mapping[str, TaskKind] = MappingProxyType({k.name: k for k in _KINDS})
 TASK_TYPES: tuple[TaskType, ...] = tuple(k.name for k in _KINDS)
 # ChemTEB's five (the leaderboard's tabs); STS and NER belong to the scientific-text suite.
 CHEMTEB_TYPES: tuple[TaskType, ...] = tuple(k.name for k in _KINDS if k.chemteb)
+# The types BM25 scores and a hybrid fuses: those whose tasks rank a corpus (retrieval).
+RANKED_TYPES: tuple[TaskType, ...] = tuple(k.name for k in _KINDS if k.ranks_documents)
 
 
 def kind(name: str) -> TaskKind:
