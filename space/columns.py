@@ -109,6 +109,15 @@ COLUMNS: dict[str, Column] = {
         Column("Texts/s", format="fact"),
         _text("Pareto (size)"),
         _text("Pareto (speed)"),
+        # BM25 beside the models (results.lexical): the reference row's badge in the overall
+        # table, each row's verdict against BM25 in the Versus BM25 tab
+        _text("Reference"),
+        _text("Task"),
+        Column("Score"),
+        _text("Versus"),
+        Column("Their score"),
+        Column("Difference"),
+        _text("Verdict"),
         # ChemTEB vs MTEB (analysis.DOMAIN_COLUMNS): means and ranks, no "best" among them
         Column("MTEB mean"),
         Column("ChemTEB mean"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -125,7 +125,7 @@ def test_bm25s_run_equals_mtebs_bm25_model_on_the_same_files(
 
     report, _ = bm25_run
     data = _retrieval_data()
-    search, kwargs = BM25Search(), {}
+    search, kwargs = BM25Search(), cast(Any, {})
     meta = type("Meta", (), {"eval_langs": ["eng-Latn"]})()
     pairs = zip(data.corpus_ids, data.corpus_texts, strict=True)
     docs = [{"id": i, "title": "", "text": t} for i, t in pairs]

@@ -52,11 +52,9 @@ def add_rank(sub: Subparsers) -> None:
 
 
 def _cmd_rank(args: argparse.Namespace) -> int:
-    import json
 
     from chemteb_eval.results.board import benchmark_coverage
     from chemteb_eval.results.ranking import rank_models, rank_uncertainty
-    from chemteb_eval.results.tables import cut_shares, rank_json, ranking_table
 
     scanned, catalog, bench, chosen, models = scan_and_read(
         args.results, args.benchmark, args.model_table
@@ -65,17 +63,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         return _frontier(models, bench, chosen, args.json)
     rows = rank_models(models, bench)
     intervals = rank_uncertainty(models, bench) if args.ci else {}
+    _print_ranking(args.json, models, bench, chosen, rows, intervals if args.ci else None)
     skipped = [s for m in models for s in m.skipped]  # after the intervals: evidence notices
-    by_mean = bench.aggregation.kind == "mean"
-    cut = cut_shares(models, bench)
-    if args.json:
-        if chosen:  # stdout holds the JSON alone
-            print(chosen, file=sys.stderr)
-        print(json.dumps(rank_json(rows, by_mean, intervals if args.ci else None, cut), indent=1))
-    else:
-        if chosen:
-            print(chosen)
-        _print(ranking_table(bench, rows, intervals, cut))
     if args.ci and not args.json:
         tied = [m for m, ci in intervals.items() if ci["tied_with_top"]]
         print(
@@ -105,6 +94,45 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     if args.correlations:  # after the ranking is printed: a bad folder must not cost it
         _write_correlations(models, bench, args, args.correlations)
     return 0
+
+
+def _print_ranking(
+    as_json: bool,
+    models: list[Any],
+    bench: Any,
+    chosen: str,
+    rows: list[Any],
+    intervals: dict[str, Any] | None,
+) -> None:
+    """The ranking as a table (with the BM25 row badged and the verdicts against it below) or
+    as JSON (each row's ``reference`` and ``versus_bm25``)."""
+    import json
+
+    from chemteb_eval.results.lexical import (
+        REFERENCE_BADGE,
+        is_reference,
+        verdict_lines,
+        versus_bm25,
+        with_verdicts,
+    )
+    from chemteb_eval.results.tables import cut_shares, rank_json, ranking_table
+
+    versus = versus_bm25(models, bench)  # each row against BM25's, where there is one
+    by_mean = bench.aggregation.kind == "mean"
+    cut = cut_shares(models, bench)
+    badges = {m.model: REFERENCE_BADGE for m in models if is_reference(m)}
+    if as_json:
+        if chosen:  # stdout holds the JSON alone
+            print(chosen, file=sys.stderr)
+        found = rank_json(rows, by_mean, intervals, cut)
+        print(json.dumps(with_verdicts(found, badges, versus), indent=1))
+        return
+    if chosen:
+        print(chosen)
+    _print(ranking_table(bench, rows, intervals or {}, cut, badges))
+    if versus:
+        print()
+        _print(verdict_lines(versus))
 
 
 def _print(lines: Sequence[str]) -> None:
@@ -138,18 +166,25 @@ def _frontier(models: list[Any], bench: Any, chosen: str, as_json: bool) -> int:
     import json
 
     from chemteb_eval.results.frontier import frontier
+    from chemteb_eval.results.lexical import lexical_rows, retrieval_part
     from chemteb_eval.results.ranking import rank_uncertainty
     from chemteb_eval.results.tables import frontier_table
 
-    rows = frontier(models, bench, rank_uncertainty(models, bench))
+    views = [(bench, frontier(models, bench, rank_uncertainty(models, bench)), "vector")]
+    part = retrieval_part(bench) if lexical_rows(models) else None
+    if part is not None:  # BM25 and the hybrids score retrieval only: placed by index size
+        found = frontier(models, part, rank_uncertainty(models, part), size="index")
+        views.append((part, found, "index"))
     if as_json:
         if chosen:
             print(chosen, file=sys.stderr)
-        print(json.dumps([r.to_dict() for r in rows], indent=1))
+        out = [{**r.to_dict(), "benchmark": b.name} for b, rows, _ in views for r in rows]
+        print(json.dumps(out, indent=1))
     else:
         if chosen:
             print(chosen)
-        _print(frontier_table(bench, rows))
+        for i, (b, rows, size) in enumerate(views):
+            _print(([""] if i else []) + frontier_table(b, rows, size))
     for line in dict.fromkeys(s for m in models for s in m.skipped):
         print(f"[skipped] {shown(line)}", file=sys.stderr)
     return 0

@@ -32,6 +32,7 @@ __all__ = [
     "format_p",
     "load_model",
     "load_models",
+    "paired_task_interval",
 ]
 
 ALPHA = 0.05
@@ -129,9 +130,12 @@ def load_model(path: str | Path, bench: Benchmark | str) -> ModelResults:
     return load_models([path], bench)[0][0]
 
 
-def _task_interval(
+def paired_task_interval(
     task: Task, bench: Benchmark, a: ModelResults, b: ModelResults, resamples: int, seed: int
 ) -> tuple[PairedResult | None, str]:
+    """A's main score minus B's on one task with its 95% paired-bootstrap interval over the
+    task's items (both runs' per-item evidence, aligned: retrieval by query id); ``None`` and
+    why where there is no single item set to resample."""
     if len(eval_splits(bench, task)) * len(task.subsets) != 1:
         return None, "several splits or subsets: no single item set to resample"
     ev_a, ev_b = (task_evidence(m, bench, task) for m in (a, b))
@@ -181,7 +185,7 @@ def compare_models(
 
     rows = []
     for task in tqdm(shared, desc="comparing", unit="task", disable=not progress):
-        paired, why = _task_interval(task, bench, a, b, resamples, seed)
+        paired, why = paired_task_interval(task, bench, a, b, resamples, seed)
         rows.append(
             TaskComparison(task.name, a.scores[task.name], b.scores[task.name], paired, why)
         )

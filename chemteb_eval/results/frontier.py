@@ -146,6 +146,8 @@ def _vector_shape(m: ModelResults) -> tuple[int | None, str | None]:
         dim = meta.get("embedding_dim", meta.get("embed_dim"))
     precision = kwargs.get("output_dtypes", "float32")
     dim = dim if _count(dim) and dim <= _MAX_DIM else None
+    if dim is None and not _count(kwargs.get("truncate_dim")) and "output_dtypes" not in kwargs:
+        return None, None  # no vectors said (BM25's row: terms, not vectors)
     return dim, precision if precision in PRECISIONS else None
 
 
@@ -267,11 +269,16 @@ def frontier(
     *,
     resamples: int = 1000,
     seed: int = 0,
+    size: str = "vector",
 ) -> list[FrontierRow]:
     """One row per model and variant, best score first: quality (the mean main score over the
     benchmark's tasks, with its 95% interval from the items, and the rank interval where given)
     against bytes per vector, index size and encoder speed, and the Pareto sets of quality
-    against size and against speed (among complete rows)."""
+    against size and against speed (among complete rows). ``size``: what "smaller" means for
+    the size set, bytes per ``"vector"`` (dense rows alike) or the whole ``"index"`` (BM25's
+    and a hybrid's rows, which have no one vector's size: ``lexical.retrieval_part``)."""
+    if size not in ("vector", "index"):
+        raise ValueError(f"size: 'vector' or 'index', got {size!r}.")
     names = [t.name for t in benchmark_tasks(bench)]
     complete = [m for m in models if names and all(n in m.scores for n in names)]
     done_ids = {id(m) for m in complete}
@@ -298,11 +305,12 @@ def frontier(
                 truncated=truncated_share(m, names),
             )
         )
-    size = _pareto(
+    weight = {r.model: r.bytes_per_vector if size == "vector" else r.index_bytes for r in rows}
+    by_size = _pareto(
         {
-            r.model: (r.score, -r.bytes_per_vector)
+            r.model: (r.score, -float(weight[r.model] or 0))
             for r in rows
-            if r.score is not None and r.bytes_per_vector
+            if r.score is not None and weight[r.model]
         }
     )
     speed = _pareto(
@@ -314,7 +322,7 @@ def frontier(
     )
     rows = [
         FrontierRow(
-            **{**r.__dict__, "pareto_size": r.model in size, "pareto_speed": r.model in speed}
+            **{**r.__dict__, "pareto_size": r.model in by_size, "pareto_speed": r.model in speed}
         )
         for r in rows
     ]

@@ -20,6 +20,7 @@ from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 from .board import DETAIL_KEYS, ModelResults, read_results
 from .frontier import FrontierRow, cut_cell, frontier, truncated_share
 from .inputs import read_model_table
+from .lexical import REFERENCE_BADGE, Verdict, is_reference, retrieval_part, versus_bm25
 from .model_folder import ScannedModel
 from .ranking import RankedModel, rank_models, rank_uncertainty, task_interval
 
@@ -57,6 +58,7 @@ class ModelFacts:
         open_weights: ``True`` open, ``False`` proprietary, ``None`` unknown.
         family: the model family (``BGE``, ``E5``, ...); the org of the id when unknown.
         hardware: where its result files were timed, if known.
+        reference: the badge of a reference row (``results.lexical``: BM25), else ``None``.
     """
 
     model: str
@@ -67,6 +69,8 @@ class ModelFacts:
     open_weights: bool | None = None
     family: str = "other"
     hardware: str | None = None
+    # a reference row's badge (BM25's: "BM25 reference"); such a row no filter hides
+    reference: str | None = None
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -193,6 +197,7 @@ def model_facts(result: ModelResults, table: Mapping[str, Mapping[str, str]]) ->
         else _bool_or_none(row.get("open_source")),
         family=family,
         hardware=_hardware(result),
+        reference=REFERENCE_BADGE if is_reference(result) else None,
     )
 
 
@@ -246,6 +251,10 @@ class Leaderboard:
     efficiency: list[dict[str, Any]] = field(default_factory=list)
     # quality against cost, per model and variant (results.frontier): the Frontier tab
     frontier: list[dict[str, Any]] = field(default_factory=list)
+    # with a BM25 row (results.lexical): each row against it per retrieval task, and the
+    # frontier of the retrieval tasks by index size: the "Versus BM25" tab
+    versus: list[dict[str, Any]] = field(default_factory=list)
+    lexical_frontier: list[dict[str, Any]] = field(default_factory=list)
     scores: list[dict[str, Any]] = field(default_factory=list)  # long: model, family, type, task
     notices: list[str] = field(default_factory=list)  # skipped files, with the reason
     notes: list[str] = field(default_factory=list)  # e.g. folders naming one model, told apart
@@ -306,9 +315,45 @@ def build_leaderboard(
     for task in tasks:
         board.per_task[task.name] = _task_rows(task, models, board)
     board.frontier = [_frontier_row(f) for f in frontier(models, bench, intervals)]
+    _add_lexical(board, models)
     for m in models:  # evidence files refused while the intervals were computed
         board.notices.extend(s for s in m.skipped if s not in board.notices)
     return board
+
+
+def _add_lexical(board: Leaderboard, models: list[ModelResults]) -> None:
+    """With BM25 among the rows: its badge in the overall table ("Reference", after "Model"),
+    each row's verdicts against it, and the retrieval part's frontier by index size."""
+    if not any(f.reference for f in board.facts.values()):
+        return
+    board.overall = [
+        {
+            **{k: v for k, v in row.items() if k in ("Rank", "Model")},
+            "Reference": board.facts[row["Model"]].reference or "",
+            **row,
+        }
+        for row in board.overall
+    ]
+    board.versus = [_versus_row(v) for v in versus_bm25(models, board.benchmark)]
+    part = retrieval_part(board.benchmark)
+    if part is not None:
+        found = frontier(models, part, rank_uncertainty(models, part), size="index")
+        board.lexical_frontier = [_frontier_row(f) for f in found]
+
+
+def _versus_row(v: Verdict) -> dict[str, Any]:
+    """A verdict as the "Versus BM25" tab's table and CSV show it."""
+    interval = f"{v.low:.4f}-{v.high:.4f}" if v.low is not None and v.high is not None else ""
+    return {
+        "Task": v.task,
+        "Model": v.model,
+        "Score": v.score,
+        "Versus": v.against,
+        "Their score": v.other,
+        "Difference": v.difference,
+        "95% CI": interval,
+        "Verdict": v.verdict if not v.why else f"{v.verdict}: {v.why}",
+    }
 
 
 def _frontier_row(r: FrontierRow) -> dict[str, Any]:
@@ -491,6 +536,9 @@ def filter_rows(
     kept = []
     for row in rows:
         f = facts.get(row["Model"]) or ModelFacts(model=row["Model"])
+        if f.reference is not None:  # the reference row (BM25) is what the others are read by
+            kept.append(row)
+            continue
         if wanted_open is not None and f.open_weights is not wanted_open:
             continue
         if sizes and size_bucket(f.n_parameters) not in sizes:

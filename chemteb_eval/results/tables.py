@@ -50,9 +50,10 @@ def run_tasks_table(
     return lines
 
 
-def frontier_table(bench: Any, rows: Sequence[Any]) -> list[str]:
-    """``rank --frontier``'s table: one row per model and variant, its Pareto marks, and a
-    note for the rows whose interval holds some tasks at their score."""
+def frontier_table(bench: Any, rows: Sequence[Any], size: str = "vector") -> list[str]:
+    """``rank --frontier``'s table: one row per model and variant, its Pareto marks (``size``:
+    smaller by bytes per ``"vector"`` or by the whole ``"index"``), and a note for the rows
+    whose interval holds some tasks at their score."""
     from .frontier import cut_cell
 
     n = len(tasks.benchmark_tasks(bench))
@@ -63,9 +64,11 @@ def frontier_table(bench: Any, rows: Sequence[Any]) -> list[str]:
         f"{'bytes/vec':>9} {'index':>9} {'texts/s':>8} {'cut':>7}"
     )
     lines = [
-        f"{bench.name}: quality (mean main score over its {n} tasks; interval: the items of "
+        f"{bench.name}: quality (mean main score over its {n} task{'' if n == 1 else 's'}; "
+        "interval: the items of "
         "each task whose score is a mean of items resampled) against cost. Pareto: S = no row "
-        f"is as good and smaller, F = none as good and faster.\n{head}\n{'-' * len(head)}"
+        f"is as good and {'smaller' if size == 'vector' else 'with a smaller index'}, F = none "
+        f"as good and faster.\n{head}\n{'-' * len(head)}"
     ]
     for r, name in zip(rows, names, strict=True):
         mark = ("S" if r.pareto_size else " ") + ("F" if r.pareto_speed else " ") + " "
@@ -134,10 +137,12 @@ def ranking_table(
     rows: list[RankedModel],
     intervals: dict[str, Any] | None = None,
     cut: dict[str, Any] | None = None,
+    badges: dict[str, str] | None = None,
 ) -> list[str]:
     """The ranking table: names whole (the column is as wide as the longest), each type's
     column headed by its full label, and for a benchmark ranked by the mean over tasks that
-    mean, the column its order comes from."""
+    mean, the column its order comes from; ``badges``: a note at the end of a row (BM25's
+    ``[BM25 reference]``)."""
     from .frontier import cut_cell
 
     types = [t for t in tasks.TASK_TYPES if any(_has_type(r, t) for r in rows)]
@@ -174,6 +179,8 @@ def ranking_table(
         )
         rank = "-" if r.rank is None else str(r.rank)
         note = "" if r.complete else f"  incomplete {r.coverage}"
+        if r.model in (badges or {}):
+            note += f"  [{(badges or {})[r.model]}]"
         ci = (intervals or {}).get(r.model)
         if ci:
             note += f"  95% rank {ci['rank_low']}-{ci['rank_high']}" + (
