@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 from columns import Column, declared
 
 from chemteb_eval.results.leaderboard import TYPE_LABELS, Leaderboard
+from chemteb_eval.results.lexical import BM25_MODEL
 from chemteb_eval.results.markup import md as md
 from chemteb_eval.results.markup import md_code as md_code
 from chemteb_eval.results.markup import plot_text as plot_text
@@ -58,7 +59,8 @@ def _model_cell(model: str, complete: bool) -> str:
     told_apart = _TOLD_APART.fullmatch(model)
     base = told_apart.group(1) if told_apart else model
     name = md(base)
-    if _HUB_ID.fullmatch(base) and ".." not in base:
+    # MTEB's BM25 is named like a Hub id but is no Hub repository: no page to link to
+    if _HUB_ID.fullmatch(base) and ".." not in base and base != BM25_MODEL:
         name = f"[{name}](https://huggingface.co/{base})"
     if told_apart:
         name += f" · {md_code(told_apart.group(2))}"

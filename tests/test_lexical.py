@@ -204,23 +204,41 @@ def test_without_the_lexical_extra_bm25_and_hybrid_say_which_extra(
         assert code != 0 and "chemteb-eval[lexical]" in err and "Traceback" not in err, err
 
 
-# -- a run: the hybrid ------------------------------------------------------------------------
+# -- a run: the hybrid, and where people look ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def board_root(small_suite: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A hashing model, its hybrid and BM25 in one results folder (the small PipChem)."""
+    root = tmp_path_factory.mktemp("board")
+    out, cache = root / "results", root / "emb"
+    encoder = HashingEncoder()
+    plain = run(encoder, output_dir=out, cache_dir=cache, **_quiet())
+    calls = encoder.calls
+    hybrid = run(encoder, output_dir=out, cache_dir=cache, hybrid="bm25s", **_quiet())
+    bm25 = run("bm25s", output_dir=out, **_quiet())
+    return {
+        "root": root,
+        "out": out,
+        "cache": cache,
+        "encoder": encoder,
+        "calls": calls,
+        "plain": plain,
+        "hybrid": hybrid,
+        "bm25": bm25,
+    }
 
 
 def test_the_hybrid_is_fused_from_the_cached_vectors_into_an_experiment_folder(
-    small_suite: Path, tmp_path: Path
+    board_root: dict[str, Any],
 ) -> None:
     mteb = pytest.importorskip("mteb")
     from chemteb_eval.models.bm25 import bm25_search
 
-    encoder = HashingEncoder()
-    out, cache = tmp_path / "results", tmp_path / "emb"
-    plain = run(encoder, output_dir=out, cache_dir=cache, **_quiet())
-    calls = encoder.calls
-    report = run(encoder, output_dir=out, cache_dir=cache, hybrid="bm25s", **_quiet())
-    assert encoder.calls == calls  # no model call: fused from the cached vectors
+    encoder, report = board_root["encoder"], board_root["hybrid"]
+    assert board_root["calls"] == encoder.calls  # no model call: fused from the cached vectors
     its = report.variants[HYBRID]
-    assert its.results_dir == plain.results_dir / "experiments" / HYBRID
+    assert its.results_dir == board_root["plain"].results_dir / "experiments" / HYBRID
     assert its.statuses == {"PipChemWikiRetrieval": "done"}  # retrieval only
     # the stored score is the fusion of the two rankings, computed here from the parts
     data = _retrieval_data()
@@ -233,17 +251,116 @@ def test_the_hybrid_is_fused_from_the_cached_vectors_into_an_experiment_folder(
     stored = json.loads((its.results_dir / "PipChemWikiRetrieval.json").read_text())
     assert stored["scores"]["test"][0]["main_score"] == want
     storage = stored["storage"]
-    assert (
-        storage["index_bytes"]
-        == storage["vectors"] * 4 * c.shape[1] + storage["lexical_index_bytes"]
-    )
+    vectors = storage["vectors"] * 4 * c.shape[1]
+    assert storage["index_bytes"] == vectors + storage["lexical_index_bytes"]
     assert (its.results_dir / "PipChemWikiRetrieval.items.npz").is_file()
-    # MTEB reads it as an experiment of the model, by name
-    loaded = mteb.ResultCache(tmp_path).load_results(
+    # MTEB reads it as an experiment of the model, by name (and BM25 as its own model)
+    loaded = mteb.ResultCache(board_root["root"]).load_results(
         include_remote=False, load_experiments="match_name"
     )
-    assert len(loaded.model_results) == 2
-    # a rerun finds it current: nothing loaded, nothing pending for the other types
+    assert len(loaded.model_results) == 3
+    # a rerun finds it current: nothing pending for the types a hybrid never scores
+    out, cache = board_root["out"], board_root["cache"]
     again = run(encoder, output_dir=out, cache_dir=cache, hybrid="bm25s", **_quiet())
     assert again.variants[HYBRID].statuses == {"PipChemWikiRetrieval": "skipped"}
     assert set(again.statuses.values()) == {"skipped"}
+
+
+def test_rank_badges_bm25_and_says_each_verdict(
+    board_root: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chemteb_eval.results.compare import load_models, paired_task_interval
+    from chemteb_eval.tasks import get_task
+
+    out = board_root["out"]
+    assert chemteb_main(["rank", str(out)]) == 0
+    text = capsys.readouterr().out
+    (bm25_line,) = [line for line in text.splitlines() if line.strip().startswith("- mteb/")]
+    assert bm25_line.endswith("[BM25 reference]")
+    assert "Versus BM25 (mteb/baseline-bm25s)" in text
+    assert chemteb_main(["rank", str(out), "--json"]) == 0
+    rows = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["mteb/baseline-bm25s"]["reference"] == "BM25 reference"
+    dense = rows["test/hashing-trigrams"]
+    (verdict,) = dense["versus_bm25"]
+    assert verdict["verdict"] in ("better", "worse", "can't tell")
+    assert verdict["score"] - verdict["other"] == pytest.approx(verdict["difference"], abs=1e-4)
+    # the interval is compare's: the same paired bootstrap over the same queries
+    model_dir = board_root["plain"].results_dir.parent
+    models, bench = load_models([model_dir, board_root["bm25"].results_dir.parent], "PipChem")
+    task = get_task("PipChemWikiRetrieval")
+    paired, _ = paired_task_interval(task, bench, models[0], models[1], 1000, 0)
+    assert paired is not None
+    assert (verdict["low"], verdict["high"]) == (paired.low, paired.high)
+    hybrid = next(r for n, r in rows.items() if "hybrid=bm25s" in n)
+    assert [v["against"] for v in hybrid["versus_bm25"]] == [
+        "mteb/baseline-bm25s",
+        "test/hashing-trigrams",
+    ]
+
+
+def test_rank_frontier_places_bm25_and_the_hybrid_on_the_retrieval_part(
+    board_root: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = board_root["out"]
+    assert chemteb_main(["rank", str(out), "--frontier", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    part = {r["model"]: r for r in rows if r["benchmark"] == "PipChem (retrieval)"}
+    assert len(part) == 3 and all(r["score"] is not None for r in part.values())
+    bm25 = part["mteb/baseline-bm25s"]
+    assert bm25["bytes_per_vector"] is None and bm25["precision"] is None
+    assert bm25["index_bytes"] > 0 and bm25["texts_per_second"] > 0
+    assert chemteb_main(["rank", str(out), "--frontier"]) == 0
+    assert (
+        "PipChem (retrieval): quality (mean main score over its 1 task;" in capsys.readouterr().out
+    )
+
+
+def test_the_space_shows_the_verdicts_and_never_hides_bm25(board_root: dict[str, Any]) -> None:
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    sys.path.insert(0, str(REPO_ROOT / "space"))
+    import app
+    import tabs
+    import views
+
+    state = app.build_state([board_root["out"]])
+    board = state.boards["PipChem"]
+    assert {r["Reference"] for r in board.overall} == {"BM25 reference", ""}
+    assert len(board.versus) == 3 and len(board.lexical_frontier) == 3
+    # a search no model matches still keeps the reference row
+    kept = tabs.handler(tabs.lexical.TAB)(state, "PipChem", "all", [], [], "no such model")
+    assert [row[0] for row in kept[3]["value"]["data"]] == ["mteb/baseline-bm25s"]  # no Hub link
+    assert views._model_cell("mteb/baseline-bm25s", True) == "mteb/baseline-bm25s"
+
+
+def test_a_verdict_reads_its_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    import chemteb_eval.results.lexical as lexical
+    from chemteb_eval.results.board import ModelResults
+    from chemteb_eval.scoring.uncertainty import PairedResult
+
+    a = ModelResults("a", Path("a"), scores={"T": 0.5})
+    b = ModelResults("b", Path("b"), scores={"T": 0.4})
+    task = type("T", (), {"name": "T"})()
+    for paired, said in (
+        (PairedResult(0.1, 0.02, 0.2, 0.01), "better"),
+        (PairedResult(-0.1, -0.2, -0.02, 0.01), "worse"),
+        (PairedResult(0.1, -0.01, 0.2, 0.2), "can't tell"),
+        (None, "no interval"),
+    ):
+        monkeypatch.setattr(lexical, "paired_task_interval", lambda *a, p=paired: (p, "why"))
+        assert lexical._verdict(a, b, task, cast(Any, None), 10, 0).verdict == said
+
+
+def test_compare_a_dense_model_with_bm25_on_their_one_shared_task(
+    board_root: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    dense = board_root["plain"].results_dir.parent
+    bm25 = board_root["bm25"].results_dir.parent
+    assert chemteb_main(["compare", str(dense), str(bm25)]) == 0
+    text = capsys.readouterr().out
+    (line,) = [row for row in text.splitlines() if row.startswith("PipChemWikiRetrieval")]
+    assert "[" in line and "]" in line  # its paired interval over the queries
+    assert "cannot separate two models" in text  # one task: no verdict over tasks
