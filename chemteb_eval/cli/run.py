@@ -250,11 +250,16 @@ def _summary(args: argparse.Namespace, report: Any) -> int:
     speed = f"{enc['texts_per_second']:.0f} texts/s" + (
         f", {tokens:.0f} tokens/s" if tokens else ""
     )
-    print(
-        f"\n{int(enc['requested']):,} texts requested, {int(enc['unique']):,} unique, "
-        f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded "
-        f"({speed}). {report.seconds:.1f} s in all. Results: {report.results_dir}"
-    )
+    from chemteb_eval.runner.lexical import is_lexical
+
+    if is_lexical(args.model):  # BM25 encodes nothing: it indexes documents, searches queries
+        done = f"{int(enc['encoded']):,} texts indexed or searched ({speed})"
+    else:
+        done = (
+            f"{int(enc['requested']):,} texts requested, {int(enc['unique']):,} unique, "
+            f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded ({speed})"
+        )
+    print(f"\n{done}. {report.seconds:.1f} s in all. Results: {report.results_dir}")
     failed = len(report.errors) + sum(len(v.errors) for v in report.variants.values())
     if report.variants:
         print(f"\nThe frontier (chemteb rank {args.output_dir} --frontier):")
@@ -262,6 +267,12 @@ def _summary(args: argparse.Namespace, report: Any) -> int:
             print_frontier_of([args.output_dir], None if args.task_file else args.benchmark)
         except Exception as exc:  # a damaged folder beside ours: the run's results stand
             print(f"[warning] the frontier was not drawn: {shown(exc)}", file=sys.stderr)
+    if args.hybrid or is_lexical(args.model):
+        print(
+            f"\nNext: chemteb rank {args.output_dir} gives each model's (and hybrid's) verdict "
+            "against BM25 per retrieval task; both need the BM25 row there (chemteb run -m "
+            "bm25s) — docs/lexical.md."
+        )
     if failed:  # each failure was one [failed] line as it happened
         print(
             f"{failed} task(s) failed, each said above as it failed; a rerun retries them.",
