@@ -204,6 +204,14 @@ def test_without_the_lexical_extra_bm25_and_hybrid_say_which_extra(
         assert code != 0 and "chemteb-eval[lexical]" in err and "Traceback" not in err, err
 
 
+def _by_id_at_the_cut(found: dict[str, float], corpus_ids: list[str]) -> list[str]:
+    """A brute force of the hybrid's BM25 list: the documents bm25s scored above 0 by score,
+    then every document scored 0 (no word in common), ties by id descending, the first 1,000."""
+    positive = order_results({d: s for d, s in found.items() if s > 0}, len(found))
+    zeros = sorted((d for d in corpus_ids if found.get(d, 0.0) <= 0), reverse=True)
+    return (positive + zeros)[:1000]
+
+
 # -- a run: the hybrid, and where people look ------------------------------------------------
 
 
@@ -245,7 +253,8 @@ def test_the_hybrid_is_fused_from_the_cached_vectors_into_an_experiment_folder(
     q = encoder.encode(data.query_texts, prompt="query: ", batch_size=32)
     c = encoder.encode(data.corpus_texts, prompt="", batch_size=32)
     dense = dense_ranking(q, c, data.query_ids, data.corpus_ids)
-    lexical = bm25_search(data.query_texts, data.query_ids, data.corpus_texts, data.corpus_ids)
+    found = bm25_search(data.query_texts, data.query_ids, data.corpus_texts, data.corpus_ids)
+    lexical = {q: _by_id_at_the_cut(found[q], data.corpus_ids) for q in data.query_ids}
     fused = reciprocal_rank_fusion([dense, lexical])
     want = score_ranked_retrieval(fused, data.query_ids, data.qrels)["ndcg_at_10"]
     stored = json.loads((its.results_dir / "PipChemWikiRetrieval.json").read_text())
@@ -364,3 +373,46 @@ def test_compare_a_dense_model_with_bm25_on_their_one_shared_task(
     (line,) = [row for row in text.splitlines() if row.startswith("PipChemWikiRetrieval")]
     assert "[" in line and "]" in line  # its paired interval over the queries
     assert "cannot separate two models" in text  # one task: no verdict over tasks
+
+
+def test_the_hybrid_does_not_move_with_the_corpus_row_order() -> None:
+    """BM25 gives most documents 0 for a two-word query: which zeros fill its top 1,000 is
+    decided by id (as the dense side's cut), not by row, so a shuffled corpus fuses the same."""
+    import random
+
+    import numpy as np
+
+    from chemteb_eval.data.types import RetrievalData
+    from chemteb_eval.runner.lexical import score_hybrid_split
+    from chemteb_eval.tasks import get_task
+
+    pick = random.Random(0)
+    words = [f"w{i}" for i in range(400)]
+    ids = [f"d{i:04d}" for i in range(2500)]
+    texts = [" ".join(pick.choice(words) for _ in range(6)) for _ in ids]
+    qids = [f"q{i}" for i in range(30)]
+    queries = [f"{pick.choice(words)} {pick.choice(words)}" for _ in qids]
+    qrels = {q: {pick.choice(ids): 1} for q in qids}
+    rng = np.random.default_rng(0)
+    vectors = {d: rng.normal(size=8) for d in ids}
+    query_vectors = rng.normal(size=(30, 8))
+    task = get_task("PipChemWikiRetrieval")
+    found = []
+    for order in (list(range(2500)), pick.sample(range(2500), 2500)):
+        data = RetrievalData(
+            [ids[i] for i in order], [texts[i] for i in order], qids, queries, qrels
+        )
+        emb = {"queries": query_vectors, "corpus": np.array([vectors[ids[i]] for i in order])}
+        metrics, _ = score_hybrid_split(data, emb, task)
+        metrics.pop("items")
+        found.append(metrics)
+    assert found[0]["recall_at_1000"] == found[1]["recall_at_1000"]
+    assert found[0]["ndcg_at_1000"] == pytest.approx(found[1]["ndcg_at_1000"], abs=1e-12)
+    assert found[0]["map_at_1000"] == pytest.approx(found[1]["map_at_1000"], abs=1e-12)
+
+
+def test_a_corpus_without_an_indexable_word_is_one_line() -> None:
+    from chemteb_eval.models.bm25 import BM25Index
+
+    with pytest.raises(ValueError, match="no document has a word BM25 indexes"):
+        BM25Index(["the of a", "C O N", "H + 2"])

@@ -11,7 +11,7 @@ so a space joins them alike). ``scoring.ranked`` scores the output as MTEB does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from chemteb_eval.errors import require_extra
@@ -61,6 +61,11 @@ class BM25Index:
         tokens = bm25s.tokenize(
             list(documents), stopwords=self._stopwords, stemmer=self._stemmer, show_progress=False
         )
+        if not any(len(ids) for ids in tokens.ids):  # bm25s would fail on max() of nothing
+            raise ValueError(
+                "documents: no document has a word BM25 indexes (each word is a stopword or "
+                "shorter than two characters); BM25 cannot rank this corpus."
+            )
         self.retriever = bm25s.BM25(k1=k1, b=b, delta=delta, method=method)
         self.retriever.index(tokens, show_progress=False)
         self.size = len(documents)
@@ -83,6 +88,26 @@ class BM25Index:
         )
         rows, scores = self.retriever.retrieve(tokens, k=min(top_k, self.size), show_progress=False)
         return rows, scores
+
+    def all_scores(self, queries: Sequence[str]) -> Iterator[Any]:
+        """Each query's BM25 score of every document (a float32 array in corpus order), the
+        scores ``search`` ranks by (bm25s's ``get_scores``): for a cut that does not depend on
+        row order where scores tie (``search`` picks among tied documents by position)."""
+        import numpy as np
+
+        words = self._bm25s.tokenize(
+            list(queries),
+            stopwords=self._stopwords,
+            stemmer=self._stemmer,
+            return_ids=False,
+            show_progress=False,
+        )
+        for tokens in words:
+            known = [t for t in tokens if t in (self.retriever.vocab_dict or {})]
+            if known:
+                yield self.retriever.get_scores(known)
+            else:  # no word of the query is in the corpus: every document scores 0
+                yield np.zeros(self.size, dtype=np.float32)
 
 
 def bm25_search(

@@ -28,6 +28,7 @@ from chemteb_eval.scoring.ranked import (
     RRF_DEPTH,
     RRF_K,
     dense_ranking,
+    ranking_from_scores,
     reciprocal_rank_fusion,
     score_ranked_retrieval,
 )
@@ -131,7 +132,13 @@ def score_hybrid_split(
     """One split scored as the reciprocal-rank fusion (k = 60, each list's top 1,000) of the
     model's cosine ranking of its vectors and BM25's, with what BM25's index weighs."""
     dense = dense_ranking(emb["queries"], emb["corpus"], data.query_ids, data.corpus_ids)
-    lexical, index_bytes = _bm25_results(data)
+    # BM25's list with the same cut rule as the dense one: ties by id at the 1,000th place too
+    # (bm25s's own top-k picks tied documents by row, so a shuffled corpus fused otherwise)
+    index = BM25Index(data.corpus_texts)
+    lexical = ranking_from_scores(
+        index.all_scores(data.query_texts), data.query_ids, data.corpus_ids, top_k=RRF_DEPTH
+    )
+    index_bytes = index.index_bytes
     fused = reciprocal_rank_fusion([dense, lexical], k=RRF_K, depth=RRF_DEPTH)
     metrics = score_ranked_retrieval(
         fused, data.query_ids, data.qrels, return_items=True, no_relevant=_no_relevant(task)

@@ -5,7 +5,7 @@ reads it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,8 +15,10 @@ from .retrieval import (
     DEFAULT_K_VALUES,
     _as_ids,
     _as_k_values,
+    _id_rank,
     _judged,
     _means,
+    _top_k,
     _with_zeros,
     rank_corpus,
     trec_metrics,
@@ -27,6 +29,7 @@ __all__ = [
     "RRF_K",
     "dense_ranking",
     "order_results",
+    "ranking_from_scores",
     "reciprocal_rank_fusion",
     "score_ranked_retrieval",
 ]
@@ -106,6 +109,48 @@ def dense_ranking(
     q_emb, c_emb = same_precision(q_emb, c_emb)
     rows = rank_corpus(q_emb, c_emb, dids, top_k)
     return {q: [dids[int(r)] for r in rows[i]] for i, q in enumerate(qids)}
+
+
+def ranking_from_scores(
+    scores: Iterable[Any],
+    query_ids: Sequence[Any],
+    corpus_ids: Sequence[Any],
+    *,
+    top_k: int = RRF_DEPTH,
+    chunk: int = 16,
+) -> dict[str, list[str]]:
+    """Each query's ``top_k`` documents, best first, from its score of every document (one
+    array per query, in corpus order): ties broken by id descending, at the cut too, so the
+    list does not depend on the corpus's row order (a search model's own top-k, bm25s's,
+    picks among documents tied at the cut by position: a query matching 400 of 2,500
+    documents had its other 600 picked from 2,100 zeros by row). ``chunk`` queries' scores
+    are held at once."""
+    qids = [str(q) for q in query_ids]
+    dids = [str(d) for d in corpus_ids]
+    id_rank = _id_rank(dids, len(dids))
+    out: dict[str, list[str]] = {}
+    rows: list[Any] = []
+
+    def flush() -> None:
+        block = np.vstack(rows)
+        if not np.isfinite(block).all():
+            raise ValueError("scores: a document's score is not a finite number.")
+        for row in _top_k(block, id_rank, top_k):
+            out[qids[len(out)]] = [dids[int(r)] for r in row]
+        rows.clear()
+
+    for row in scores:
+        row = np.asarray(row, dtype=np.float64)
+        if row.shape != (len(dids),):
+            raise ValueError(f"scores: one score per document ({len(dids)}), got {row.shape}.")
+        rows.append(row)
+        if len(rows) == chunk:
+            flush()
+    if rows:
+        flush()
+    if len(out) != len(qids):
+        raise ValueError(f"scores: {len(out)} queries' scores for {len(qids)} query ids.")
+    return out
 
 
 def score_ranked_retrieval(
