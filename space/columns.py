@@ -114,7 +114,7 @@ COLUMNS: dict[str, Column] = {
         _text("Reference"),
         _text("Task"),
         Column("Score"),
-        _text("Versus"),
+        Column("Versus", "text", "model"),  # a row's name, as the Model column shows one
         Column("Their score"),
         Column("Difference"),
         _text("Verdict"),

@@ -136,7 +136,8 @@ def display(df: pd.DataFrame) -> dict[str, Any]:
             shown_text = [column.show(v) for v in raw]
         else:
             raw = ["" if _is_missing(v) else v for v in values]
-            shown_text = [str(v) for v in raw]
+            # text from files: a character a screen would not show as itself is shown as "?"
+            shown_text = [printable(str(v)) for v in raw]
         present = [v for v in raw if v is not None]
         best = max(present, default=None) if column.bold_best else None
         for i, value in enumerate(raw):

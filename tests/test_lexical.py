@@ -416,3 +416,46 @@ def test_a_corpus_without_an_indexable_word_is_one_line() -> None:
 
     with pytest.raises(ValueError, match="no document has a word BM25 indexes"):
         BM25Index(["the of a", "C O N", "H + 2"])
+
+
+def test_two_bm25_rows_are_each_a_reference_and_a_claim_is_not_one(
+    board_root: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    out = board_root["out"]
+    second = tmp_path / "second"
+    shutil.copytree(out / "mteb__baseline-bm25s", second / "mteb__baseline-bm25s")
+    # a folder elsewhere whose model_meta.json only says it is BM25, with better scores
+    fake = second / "aaa__fake" / "0_3_0"
+    shutil.copytree(out / "mteb__baseline-bm25s" / "0_3_0", fake)
+    stored = json.loads((fake / "PipChemWikiRetrieval.json").read_text())
+    stored["scores"]["test"][0]["main_score"] = stored["scores"]["test"][0]["ndcg_at_10"] = 0.99
+    (fake / "PipChemWikiRetrieval.json").write_text(json.dumps(stored))
+    assert chemteb_main(["rank", str(out), str(second)]) == 0
+    text = capsys.readouterr().out
+    badged = [line for line in text.splitlines() if line.endswith("[BM25 reference]")]
+    assert len(badged) == 2 and not any("aaa__fake" in line for line in badged)
+    assert "[note] 2 BM25 rows: each row is compared with each." in text
+    lines = text.splitlines()
+    hashing = [r for r in lines if r.startswith("  test/hashing-trigrams ") and "hybrid" not in r]
+    assert len(hashing) == 2 and all("vs mteb/baseline-bm25s [" in line for line in hashing)
+    assert "vs its model" in text  # the hybrid against its own model, once
+    assert sum("vs its model" in line for line in text.splitlines()) == 1
+
+
+def test_the_versus_cell_is_shown_as_a_model_cell_is() -> None:
+    import sys
+
+    import pandas as pd
+
+    from tests.conftest import REPO_ROOT
+
+    sys.path.insert(0, str(REPO_ROOT / "space"))
+    import views
+
+    evil = "evil/x\x1b[2J\u202e<b>"
+    df = pd.DataFrame([{"Task": "T\x1b[2J", "Model": evil, "Versus": evil, "Verdict": "worse"}])
+    shown = views.display(df)["metadata"]["display_value"][0]
+    assert shown[1] == shown[2] and "\x1b" not in shown[2] and "\u202e" not in shown[2]
+    assert "<b>" not in shown[2] and "\x1b" not in shown[0]

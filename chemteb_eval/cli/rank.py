@@ -132,7 +132,7 @@ def _print_ranking(
     _print(ranking_table(bench, rows, intervals or {}, cut, badges))
     if versus:
         print()
-        _print(verdict_lines(versus))
+        _print(verdict_lines(versus, list(badges)))
 
 
 def _print(lines: Sequence[str]) -> None:

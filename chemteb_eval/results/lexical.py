@@ -48,9 +48,12 @@ def _kwargs(m: ModelResults) -> dict[str, Any]:
 
 
 def is_reference(m: ModelResults) -> bool:
-    """Whether the row is BM25 itself (ours or MTEB's published folder), not a variant."""
+    """Whether the row is BM25 itself (ours or MTEB's published folder), not a variant: its
+    folder is MTEB's for that name (``mteb__baseline-bm25s``) and its ``model_meta.json``, if
+    any, names it. A folder elsewhere that only says it is BM25 is not taken at its word."""
     meta = m.meta if isinstance(m.meta, dict) else {}
-    return (meta.get("name") == BM25_MODEL or m.model == BM25_MODEL) and not _kwargs(m)
+    named = meta.get("name", BM25_MODEL) == BM25_MODEL
+    return m.folder.name == BM25_MODEL.replace("/", "__") and named and not _kwargs(m)
 
 
 def hybrid_base(m: ModelResults, models: Sequence[ModelResults]) -> ModelResults | None:
@@ -106,21 +109,23 @@ def _verdict(
 def versus_bm25(
     models: Sequence[ModelResults], bench: Benchmark, *, resamples: int = 1000, seed: int = 0
 ) -> list[Verdict]:
-    """For each retrieval task of ``bench`` that the BM25 row scored: every other row against
-    BM25, and every hybrid against its own model too. Empty without a BM25 row. Rows on other
-    data than BM25's (a local task built twice) are not compared."""
+    """For each retrieval task of ``bench`` that a BM25 row scored: every other row against
+    each BM25 row (two BM25 folders ranked together: against each, so no folder's is chosen
+    by its name's sort order), and every hybrid against its own model. Rows on other data
+    than a BM25 row's (a local task built twice) are not compared with it."""
     references = [m for m in models if is_reference(m)]
     if not references:
         return []
-    bm25 = references[0]
     out = []
     for task in benchmark_tasks(bench):
-        if task.type not in RANKED_TYPES or task.name not in bm25.scores:
+        if task.type not in RANKED_TYPES or not any(task.name in r.scores for r in references):
             continue
         for m in models:
-            if m is bm25 or task.name not in m.scores or not _same_data(m, bm25, task.name):
+            if m in references or task.name not in m.scores:
                 continue
-            out.append(_verdict(m, bm25, task, bench, resamples, seed))
+            for bm25 in references:
+                if task.name in bm25.scores and _same_data(m, bm25, task.name):
+                    out.append(_verdict(m, bm25, task, bench, resamples, seed))
             base = hybrid_base(m, models)
             if base is not None and task.name in base.scores and _same_data(m, base, task.name):
                 out.append(_verdict(m, base, task, bench, resamples, seed))
@@ -138,26 +143,32 @@ def _cell(v: Verdict) -> str:
     return f"{v.difference:+.4f} [{v.low:+.4f}, {v.high:+.4f}] {v.verdict}"
 
 
-def verdict_lines(found: Sequence[Verdict], bm25: str = BM25_MODEL) -> list[str]:
-    """``rank``'s section: per retrieval task, each row's difference to BM25 (and a hybrid's
-    to its model) with its interval and verdict."""
+def verdict_lines(found: Sequence[Verdict], references: Sequence[str] = (BM25_MODEL,)) -> list[str]:
+    """``rank``'s section: per retrieval task, each row's difference to BM25 (each BM25 row's
+    name in ``references``) and a hybrid's to its model, with its interval and verdict."""
     if not found:
         return []
     width = max(len(shown(v.model)) for v in found)
+    named = ", ".join(shown(r) for r in references)
     lines = [
-        f"Versus BM25 ({shown(bm25)}): main score minus BM25's per retrieval task, 95% paired "
+        f"Versus BM25 ({named}): main score minus BM25's per retrieval task, 95% paired "
         "bootstrap over its queries (better / worse / can't tell: the interval holds 0)."
     ]
+    if len(references) > 1:
+        lines.append(f"[note] {len(references)} BM25 rows: each row is compared with each.")
     by_task: dict[str, list[Verdict]] = {}
     for v in found:
         by_task.setdefault(v.task, []).append(v)
     for task, rows in by_task.items():
-        reference = next((v.other for v in rows if v.against == bm25), None)
-        lines.append(
-            f"{shown(task)}" + (f" (BM25 {reference:.4f})" if reference is not None else "")
-        )
+        scores = dict.fromkeys(f"{v.other:.4f}" for v in rows if v.against in references)
+        lines.append(f"{shown(task)}" + (f" (BM25 {', '.join(scores)})" if scores else ""))
         for v in rows:
-            what = "vs BM25" if v.against == bm25 else "vs its model"
+            if v.against not in references:
+                what = "vs its model"
+            elif len(references) > 1:
+                what = f"vs {shown(v.against)}"
+            else:
+                what = "vs BM25"
             lines.append(f"  {shown(v.model):<{width}}  {v.score:.4f}  {what}: {_cell(v)}")
     return lines
 
