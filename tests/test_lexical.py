@@ -459,3 +459,47 @@ def test_the_versus_cell_is_shown_as_a_model_cell_is() -> None:
     shown = views.display(df)["metadata"]["display_value"][0]
     assert shown[1] == shown[2] and "\x1b" not in shown[2] and "\u202e" not in shown[2]
     assert "<b>" not in shown[2] and "\x1b" not in shown[0]
+
+
+def test_a_variant_left_from_other_vectors_is_left_out_and_said(
+    small_suite: Path, tmp_path: Path
+) -> None:
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.tasks import get_benchmark, get_task
+
+    task = [get_task("PipChemWikiRetrieval")]
+    out, cache = tmp_path / "results", tmp_path / "emb"
+    run(
+        HashingEncoder(dim=64),
+        tasks=task,
+        output_dir=out,
+        cache_dir=cache,
+        hybrid="bm25s",
+        **_quiet(),
+    )
+    # the model changes under its name and revision; its folder is rescored, not the hybrid
+    run(
+        HashingEncoder(dim=8),
+        tasks=task,
+        output_dir=out,
+        cache_dir=cache,
+        overwrite=True,
+        **_quiet(),
+    )
+    models = {m.model: m for m in read_results([out], get_benchmark("PipChem"))}
+    hybrid = next(m for name, m in models.items() if "hybrid" in name)
+    assert "PipChemWikiRetrieval" not in hybrid.scores
+    assert any("scored from other vectors" in line for line in hybrid.skipped)
+    # the same run of both keeps both
+    run(
+        HashingEncoder(dim=8),
+        tasks=task,
+        output_dir=out,
+        cache_dir=cache,
+        hybrid="bm25s",
+        overwrite=True,
+        **_quiet(),
+    )
+    models = {m.model: m for m in read_results([out], get_benchmark("PipChem"))}
+    hybrid = next(m for name, m in models.items() if "hybrid" in name)
+    assert "PipChemWikiRetrieval" in hybrid.scores and not hybrid.skipped

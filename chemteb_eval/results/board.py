@@ -31,12 +31,14 @@ from .software import software_notes
 
 __all__ = [
     "DEFAULT_BENCHMARK",
+    "DERIVED_KEYS",
     "DETAIL_KEYS",
     "BenchmarkCoverage",
     "ModelResults",
     "benchmark_coverage",
     "choose_benchmark",
     "read_results",
+    "variant_base",
 ]
 
 
@@ -97,9 +99,58 @@ def read_results(
         )
     tasks = benchmark_tasks(bench)
     models = [_model_results(source, bench, tasks) for source in scanned]
+    _leave_out_stale_variants(models)
     _note_other_data(models, tasks)
     _note_software(models)
     return models
+
+
+# The experiment_kwargs a variant scored from its model's own vectors adds to its model's
+# (scoring.compression.Compression.kwargs): its dimensions cut, its precision, a hybrid's.
+DERIVED_KEYS = ("truncate_dim", "output_dtypes", "hybrid", "fusion", "rrf_k")
+
+
+def _kwargs(m: ModelResults) -> dict[str, Any]:
+    found = m.meta.get("experiment_kwargs") if isinstance(m.meta, dict) else None
+    return dict(found) if isinstance(found, dict) else {}
+
+
+def variant_base(m: ModelResults, models: Iterable[ModelResults]) -> ModelResults | None:
+    """The row whose vectors a variant row was scored from: the same model folder, the same
+    experiment less the variant's own keys (``DERIVED_KEYS``). ``None`` for a row that is no
+    such variant, or whose model row is not among ``models``."""
+    kwargs = _kwargs(m)
+    if not any(k in kwargs for k in DERIVED_KEYS):
+        return None
+    want = {k: v for k, v in kwargs.items() if k not in DERIVED_KEYS}
+    for other in models:
+        if other is not m and other.folder == m.folder and _kwargs(other) == want:
+            return other
+    return None
+
+
+def _leave_out_stale_variants(models: list[ModelResults]) -> None:
+    """A variant's task scored from other vectors than its model's current result of the task
+    (both files record their vectors' digest: the model changed under its name and revision,
+    and its folder was rescored without the variant) is left out of the variant's row, said."""
+    for m in models:
+        base = variant_base(m, models)
+        if base is None:
+            continue
+        for task, file in list(m.files.items()):
+            theirs = base.files.get(task)
+            ours = file.extra.get("vectors")
+            if theirs is None or not isinstance(ours, str):
+                continue
+            if theirs.extra.get("vectors", ours) == ours:
+                continue
+            for table in (m.scores, m.files, m.details, m.seconds):
+                table.pop(task, None)
+            m.skipped.append(
+                f"{file.path}: scored from other vectors than {base.model}'s current {task} "
+                "result (the model changed under its name and revision); rerun with the "
+                "variant's flags and --overwrite."
+            )
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 from chemteb_eval.tasks import Benchmark, benchmark_tasks
 from chemteb_eval.tasks.kinds import RANKED_TYPES
 
-from .board import ModelResults
+from .board import ModelResults, variant_base
 from .compare import paired_task_interval
 from .markup import shown
 
@@ -37,8 +37,6 @@ __all__ = [
 # may not import the models room). Its published rows and ours carry it.
 BM25_MODEL = "mteb/baseline-bm25s"
 REFERENCE_BADGE = "BM25 reference"
-# the experiment_kwargs a hybrid adds to its model's (scoring.compression.Compression.kwargs)
-_HYBRID_KEYS = ("hybrid", "fusion", "rrf_k")
 
 
 def _kwargs(m: ModelResults) -> dict[str, Any]:
@@ -57,16 +55,9 @@ def is_reference(m: ModelResults) -> bool:
 
 
 def hybrid_base(m: ModelResults, models: Sequence[ModelResults]) -> ModelResults | None:
-    """The dense row a hybrid row fuses: the same model folder, the same experiment less the
-    fusion (the model itself, or its dtype variant). ``None`` for a row that is no hybrid."""
-    kwargs = _kwargs(m)
-    if "hybrid" not in kwargs:
-        return None
-    want = {k: v for k, v in kwargs.items() if k not in _HYBRID_KEYS}
-    for other in models:
-        if other is not m and other.folder == m.folder and _kwargs(other) == want:
-            return other
-    return None
+    """The dense row a hybrid row fuses (``board.variant_base``). ``None`` for a row that is no
+    hybrid."""
+    return variant_base(m, models) if "hybrid" in _kwargs(m) else None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ and the run goes on."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 import traceback
 from collections import Counter
@@ -12,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from chemteb_eval import __version__
 from chemteb_eval.data.fingerprint import data_fingerprint
@@ -54,6 +57,8 @@ class _Scored:
     seconds: float = 0.0
     error: BaseException | None = None
     lexical_bytes: int = 0  # a hybrid's: what its lexical model's indexes weigh
+    # the digest of the vectors every variant was computed from (``vectors_digest``)
+    vectors: str | None = None
 
 
 def _score_variants(
@@ -71,6 +76,7 @@ def _score_variants(
     encoder = context.encoder
     assert encoder is not None, "a task is scored with the run's encoder in its context"
     out = {v: _Scored() for v in wanted}
+    digest = hashlib.blake2b(digest_size=8)
     context = replace(context, protocol=task.protocol)
     with Spill() as spill:
         for subset, by_split in data.items():
@@ -82,6 +88,7 @@ def _score_variants(
                     for group, (texts, role) in split_texts(split_data).items()
                 }
                 read = time.perf_counter() - t0 - (engine.redo_seconds - redo_before)
+                _digest(digest, split, subset, emb)
                 for variant, scored in out.items():
                     if scored.error is not None:
                         continue
@@ -101,7 +108,20 @@ def _score_variants(
                     metrics["languages"] = ["eng-Latn"] if subset == "default" else []
                     scored.scores.setdefault(split, []).append(metrics)
                     scored.seconds += time.perf_counter() - t1 + (read if variant.plain else 0)
+    for scored in out.values():
+        scored.vectors = digest.hexdigest()
     return out
+
+
+def _digest(digest: Any, split: str, subset: str, emb: Mapping[str, Any]) -> None:
+    """Add one split's vectors to the task's digest: what a variant's file records of the
+    vectors it came from, so that a reader can tell a variant left from other vectors (the
+    model changed under its name and revision, its folder rescored without the variant)."""
+    digest.update(f"{subset}\0{split}\0".encode())
+    for group in sorted(emb):
+        block = np.ascontiguousarray(emb[group])
+        digest.update(f"{group}\0{block.dtype.str}\0{block.shape}\0".encode())
+        digest.update(block.data)
 
 
 def _score_one(
@@ -183,6 +203,9 @@ def _result_files(
             "kg_co2_emissions": None,
             # Beside MTEB's keys (its readers ignore them): where the time went.
             "encode_seconds": encode_seconds,
+            # which vectors it was scored from: a variant of other vectors than its model's
+            # current result is left out by the readers (results.board)
+            "vectors": one.vectors,
             "score_seconds": one.seconds,
             "n_texts": len(keys),
             "n_cache_hits": hits,
