@@ -93,7 +93,7 @@ def test_the_core_names_no_heavy_package_and_all_is_every_extra() -> None:
     assert not core & HEAVY, core & HEAVY
     assert {"numpy", "scipy", "scikit-learn", "evaluate", "datasets", "huggingface-hub"} <= core
     features = set(EXTRAS) - {"all", "dev"}
-    assert features == {"run", "pipchem", "static", "space", "chembench", "lexical"}
+    assert features == {"run", "pipchem", "static", "space", "chembench", "lexical", "chem"}
     (combined,) = EXTRAS["all"]
     assert combined == f"chemteb-eval[{','.join(sorted(features, key=list(EXTRAS).index))}]"
     assert "chemteb-eval[all]" in EXTRAS["dev"]

@@ -17,7 +17,7 @@ from chemteb_eval import __version__
 from chemteb_eval.chembench.cli import add_chembench
 from chemteb_eval.errors import ChemtebError
 
-from . import evaluate, hub, rank, run
+from . import evaluate, hub, inspect, rank, run
 
 __all__ = ["build_parser", "main"]
 
@@ -26,6 +26,7 @@ COMMANDS = (
     evaluate.add_list,
     run.add_run,
     rank.add_rank,
+    inspect.add_inspect,
     evaluate.add_export,
     evaluate.add_compare,
     evaluate.add_compare_domains,

@@ -1,0 +1,92 @@
+"""A task's data quality (issue 48, ``data.quality``): counts against a brute force written
+here, retrieval's duplicate documents and the judgements on them, RDKit's molecules written
+two ways. About 2 s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chemteb_eval.data import quality
+from chemteb_eval.data.quality import data_quality, split_quality
+from chemteb_eval.data.types import ClassificationData, PairClassificationData, RetrievalData
+
+_rows = st.lists(st.tuples(st.sampled_from("abcde"), st.sampled_from([0, 1, None])), max_size=30)
+
+
+@given(_rows)
+def test_split_counts_equal_a_brute_force(rows: list[tuple[str, Any]]) -> None:
+    duplicates = sum(1 for i, (t, _) in enumerate(rows) if any(t == u for u, _ in rows[:i]))
+    conflicting = sum(
+        1 for t in {t for t, _ in rows} if len({y for u, y in rows if u == t and y is not None}) > 1
+    )
+    assert split_quality(rows) == {
+        "rows": len(rows),
+        "duplicate_texts": duplicates,
+        "conflicting_labels": conflicting,
+    }
+
+
+def test_a_classification_task_by_hand() -> None:
+    data = ClassificationData(
+        train_texts=["a", "b", "a", "c"],
+        train_labels=[0, 1, 1, 0],
+        test_texts=["c", "d", "d"],
+        test_labels=[0, 1, 1],
+    )
+    found = data_quality({"default": {"test": data}})
+    assert found["splits"]["train"] == {"rows": 4, "duplicate_texts": 1, "conflicting_labels": 1}
+    assert found["splits"]["test"] == {"rows": 3, "duplicate_texts": 1, "conflicting_labels": 0}
+    assert found["overlap"] == {"train&test": 1}  # "c"
+
+
+def test_pairs_are_rows_of_both_sides() -> None:
+    data = PairClassificationData(["a", "a", "b"], ["x", "x", "a"], [1, 0, 1])
+    found = data_quality({"default": {"test": data}})
+    assert found["splits"]["test"] == {"rows": 3, "duplicate_texts": 1, "conflicting_labels": 1}
+
+
+def test_retrieval_duplicates_and_judgements_on_them() -> None:
+    data = RetrievalData(
+        ["d1", "d2", "d3", "d4"],
+        ["benzene", "water", "benzene", "ethanol"],
+        ["q1", "q2", "q3"],
+        ["what is benzene", "what is water", "what is benzene"],
+        {"q1": {"d1": 1, "d3": 1}, "q2": {"d2": 1}, "q3": {"d4": 1}},
+    )
+    found = data_quality({"default": {"test": data}})
+    docs, queries = found["splits"]["test documents"], found["splits"]["test queries"]
+    assert docs["duplicate_texts"] == 1 and docs["judgements_on_duplicates"] == 2
+    assert queries["duplicate_texts"] == 1
+
+
+def test_one_molecule_written_two_ways() -> None:
+    pytest.importorskip("rdkit")
+    data = PairClassificationData(
+        ["CCO", "OCC", "c1ccccc1"], ["C1=CC=CC=C1", "CCO", "CC"], [1, 1, 0]
+    )
+    assert data_quality({"default": {"test": data}})["same_molecule"] == 2  # ethanol, benzene
+
+
+def test_without_rdkit_same_molecule_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(quality, "rdkit_available", lambda: False)
+    data = PairClassificationData(["CCO"], ["OCC"], [1])
+    assert data_quality({"default": {"test": data}})["same_molecule"] == quality.UNAVAILABLE
+
+
+def test_chemteb_inspect_json_round_trips(
+    small_suite: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from chemteb_eval.cli import main
+
+    assert main(["inspect", "PipChemWikiTopicClassification", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["task"] == "PipChemWikiTopicClassification"
+    assert set(found["data_quality"]["splits"]) == {"train", "test"}
+    assert found["data_quality"]["overlap"]["train&test"] >= 0
+    assert main(["inspect"]) == 2 and "name one task" in capsys.readouterr().err
