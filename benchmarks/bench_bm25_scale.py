@@ -119,7 +119,9 @@ def main() -> None:
     if not args.no_record:
         from _figures import record
 
-        record("lexical_scale", {"largest": top, "smallest": base, **result["largest_over_smallest"]})
+        record(
+            "lexical_scale", {"largest": top, "smallest": base, **result["largest_over_smallest"]}
+        )
 
 
 if __name__ == "__main__":
