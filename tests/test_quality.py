@@ -90,3 +90,36 @@ def test_chemteb_inspect_json_round_trips(
     assert set(found["data_quality"]["splits"]) == {"train", "test"}
     assert found["data_quality"]["overlap"]["train&test"] >= 0
     assert main(["inspect"]) == 2 and "name one task" in capsys.readouterr().err
+
+
+def test_token_figures_equal_the_tokenizer_called_directly(small_suite: Any) -> None:
+    pytest.importorskip("sentence_transformers")
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    from chemteb_eval.data import load_task
+    from chemteb_eval.data.chemistry import classify
+    from chemteb_eval.models import DEFAULT_MODEL, load_encoder
+    from chemteb_eval.runner.inspect import distinct_texts, tokenization
+    from chemteb_eval.tasks import get_task
+
+    encoder = load_encoder(DEFAULT_MODEL, device="cpu", log=lambda _: None)
+    texts = distinct_texts(load_task(get_task("PipChemSMILESNameBM")))
+    found = tokenization(encoder, texts)
+    assert isinstance(found, dict)
+    tokenizer = AutoTokenizer.from_pretrained(encoder.meta.source)
+    smiles = [t for t in texts if classify(t) == "smiles"]
+    lengths = [len(tokenizer.encode(t, add_special_tokens=False)) for t in smiles]
+    unk = sum(
+        i == tokenizer.unk_token_id
+        for t in smiles
+        for i in tokenizer.encode(t, add_special_tokens=False)
+    )
+    assert found["smiles"]["strings"] == len(smiles) > 0
+    assert found["smiles"]["mean_tokens"] == pytest.approx(np.mean(lengths))
+    assert found["smiles"]["p95_tokens"] == pytest.approx(np.percentile(lengths, 95))
+    assert found["smiles"]["unk_share"] == pytest.approx(unk / sum(lengths))
+    limit = encoder.meta.max_tokens
+    assert limit is not None
+    cut = sum(n + 2 > limit for n in lengths) / len(lengths)  # [CLS] and [SEP]
+    assert found["smiles"]["cut_share"] == pytest.approx(cut)

@@ -23,6 +23,12 @@ def add_inspect(sub: Subparsers) -> None:
     inspector.add_argument(
         "--task-file", metavar="FILE", help="your own task, declared in a YAML or JSON file"
     )
+    inspector.add_argument(
+        "-m",
+        "--model",
+        help="also how this model's tokenizer cuts the task's strings, per class (CAS, "
+        "formula, SMILES, text): tokens per string, unknown-token share, texts cut",
+    )
     inspector.add_argument("--json", action="store_true", help="the report as JSON")
     inspector.set_defaults(func=_cmd_inspect)
 
@@ -45,7 +51,12 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     task, source = _task(args)
     from chemteb_eval.runner.inspect import inspect_task
 
-    report = inspect_task(task, source)
+    encoder = None
+    if args.model:
+        from chemteb_eval.models import load_encoder
+
+        encoder = load_encoder(args.model, device="cpu", log=lambda _: None)
+    report = inspect_task(task, source, encoder)
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
@@ -70,10 +81,34 @@ def _lines(report: dict[str, Any]) -> list[str]:
             )
     for pair, n in quality["overlap"].items():
         lines.append(f"texts in both {shown(pair.replace('&', ' and '))}: {n:,}")
+    lines += _token_lines(report)
     same = quality["same_molecule"]
     lines.append(
         f"molecules written in more than one way: {same:,}"
         if isinstance(same, int)
         else f"molecules written in more than one way: {same}"
     )
+    return lines
+
+
+def _token_lines(report: dict[str, Any]) -> list[str]:
+    found = report.get("tokenization")
+    if found is None:
+        return []
+    if not isinstance(found, dict):
+        return [f"tokenization by {shown(report['model'])}: {found}"]
+    head = f"{'class':<12} {'strings':>8} {'tokens':>7} {'p95':>6} {'unk':>6} {'cut':>6}"
+    lines = ["", f"tokenization by {shown(report['model'])} (each string alone):", head]
+    rows = [(k, v) for k, v in found.items()]
+    rows += [
+        (f"  {k} in text", v) for k, v in found.get("text", {}).get("entities_in_text", {}).items()
+    ]
+    for name, stats in rows:
+        if not stats.get("strings"):
+            lines.append(f"{name:<12} {0:>8}")
+            continue
+        lines.append(
+            f"{name:<12} {stats['strings']:>8,} {stats['mean_tokens']:>7.1f} "
+            f"{stats['p95_tokens']:>6.0f} {stats['unk_share'] or 0:>6.1%} {stats['cut_share']:>6.1%}"
+        )
     return lines

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "entities_in_text",
     "is_cas",
     "is_formula",
+    "named_entities",
     "rdkit_available",
 ]
 
@@ -167,9 +168,9 @@ def classify(text: str, *, smiles: Callable[[str], bool] | None = None) -> Strin
     return "smiles" if smiles(text) else "text"
 
 
-def entities_in_text(text: str) -> Iterable[StringClass | str]:
-    """The class of each whitespace-separated token of a text that is not ``text`` itself
-    (a CAS number, a formula or a SMILES named inside a sentence; a one-atom SMILES is a word)."""
+def named_entities(text: str) -> Iterator[tuple[str, StringClass | str]]:
+    """Each whitespace-separated word of a text that names a CAS number, a formula or a
+    SMILES (the punctuation around it stripped; a one-atom SMILES is a word), with its class."""
     for word in text.split():
         token = word.strip(_PUNCTUATION)  # "H2O," names water
         if not token:
@@ -178,7 +179,12 @@ def entities_in_text(text: str) -> Iterable[StringClass | str]:
         if found == "smiles" and _atoms(token) < 2:
             continue
         if found != "text":
-            yield found
+            yield token, found
+
+
+def entities_in_text(text: str) -> Iterable[StringClass | str]:
+    """The class of each entity ``named_entities`` finds in a text."""
+    return [found for _, found in named_entities(text)]
 
 
 # around a word in a sentence, not part of what it names (brackets are kept: a SMILES ends in

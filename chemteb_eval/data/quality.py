@@ -28,10 +28,10 @@ from .types import (
     WordPairData,
 )
 
-__all__ = ["ROWS", "UNAVAILABLE", "data_quality", "split_quality"]
+__all__ = ["PAIR", "ROWS", "UNAVAILABLE", "data_quality", "split_quality"]
 
 UNAVAILABLE = "unavailable (pip install 'chemteb-eval[chem]' for RDKit)"
-_PAIR = "\u241f"  # joins a pair's two sides into one text (a unit separator no text holds)
+PAIR = "\u241f"  # joins a pair's two sides into one text (a unit separator no text holds)
 
 Row = tuple[str, Hashable | None]
 Rows = dict[str, list[Row]]
@@ -54,7 +54,7 @@ def _clustering(data: ClusteringData, split: str) -> Rows:
 
 
 def _pairs(first: Sequence[str], second: Sequence[str], labels: Sequence[Any]) -> list[Row]:
-    return [(f"{a}{_PAIR}{b}", _label(y)) for a, b, y in zip(first, second, labels, strict=True)]
+    return [(f"{a}{PAIR}{b}", _label(y)) for a, b, y in zip(first, second, labels, strict=True)]
 
 
 def _ner(data: NerData, split: str) -> Rows:
@@ -151,7 +151,7 @@ def _same_molecule(texts: set[str]) -> int | str:
     if not rdkit_available():
         return UNAVAILABLE
     spellings: dict[str, set[str]] = defaultdict(set)
-    for text in {side for t in texts for side in t.split(_PAIR)}:
+    for text in {side for t in texts for side in t.split(PAIR)}:
         if classify(text) == "smiles":
             canonical = canonical_smiles(text)
             if canonical is not None:

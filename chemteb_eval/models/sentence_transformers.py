@@ -219,6 +219,16 @@ class SentenceTransformerEncoder:
         ids = tokenizer([prompt + t for t in texts], truncation=limit is not None, max_length=limit)
         return [len(x) for x in ids["input_ids"]]
 
+    def token_ids(self, texts: list[str]) -> tuple[list[list[int]], int | None, int]:
+        """Each text's token ids alone (no prompt, no special tokens), the tokenizer's
+        unknown-token id, and how many special tokens the model adds to a text
+        (``chemteb inspect --model``: tokens per chemical string)."""
+        tokenizer = self.model.tokenizer
+        with TOKENIZER_LOCK:
+            found = tokenizer(texts, add_special_tokens=False, truncation=False, verbose=False)
+            specials = int(tokenizer.num_special_tokens_to_add())
+        return [list(x) for x in found["input_ids"]], tokenizer.unk_token_id, specials
+
     def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """Tokens each text would take whole (prompt and special tokens included): above
         ``meta.max_tokens``, the model reads only the first ``max_tokens`` of them."""

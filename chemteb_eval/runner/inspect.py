@@ -1,19 +1,93 @@
 """A task inspected (issue 48, ``chemteb inspect``): its data loaded as a run loads it and its
-quality counted (``data.quality``); the CLI only prints the record."""
+quality counted (``data.quality``); with a model, how its tokenizer cuts the task's chemical
+strings, per class of string (``data.chemistry``). The CLI only prints the record."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from chemteb_eval.data import load_task
-from chemteb_eval.data.quality import data_quality
+from chemteb_eval.data.chemistry import CLASSES, classify, named_entities
+from chemteb_eval.data.quality import PAIR, ROWS, data_quality
+from chemteb_eval.data.types import SplitData
+from chemteb_eval.models.base import Encoder
 from chemteb_eval.tasks import Task
 
-__all__ = ["inspect_task"]
+__all__ = ["UNKNOWN", "distinct_texts", "inspect_task", "tokenization"]
+
+UNKNOWN = "unknown"  # a model whose tokenizer is not ours to call (an API, a word model)
+_CHUNK = 4_096  # texts tokenised at once (bounded memory)
 
 
-def inspect_task(task: Task, data_path: str | Path | None = None) -> dict[str, Any]:
-    """``{"task", "type", "data_quality"}`` of ``task`` (a task file's with ``data_path``)."""
+def inspect_task(
+    task: Task, data_path: str | Path | None = None, encoder: Encoder | None = None
+) -> dict[str, Any]:
+    """``{"task", "type", "data_quality"}`` of ``task`` (a task file's with ``data_path``), and
+    ``tokenization`` with an ``encoder``."""
     data = load_task(task, data_path=data_path)
-    return {"task": task.name, "type": task.type, "data_quality": data_quality(data)}
+    out: dict[str, Any] = {"task": task.name, "type": task.type, "data_quality": data_quality(data)}
+    if encoder is not None:
+        out["model"] = encoder.meta.name
+        out["tokenization"] = tokenization(encoder, distinct_texts(data))
+    return out
+
+
+def distinct_texts(data: Mapping[str, Mapping[str, SplitData]]) -> list[str]:
+    """The task's distinct texts, each side of a pair its own, in first-seen order."""
+    seen: dict[str, None] = {}
+    for splits in data.values():
+        for name, split_data in splits.items():
+            for rows in ROWS[type(split_data)](split_data, name).values():
+                for text, _ in rows:
+                    seen.update(dict.fromkeys(text.split(PAIR)))
+    return list(seen)
+
+
+def _stats(encoder: Any, texts: list[str]) -> dict[str, Any]:
+    """``strings``, ``mean_tokens``, ``p95_tokens``, ``unk_share`` (unknown-token ids over all
+    tokens) and ``cut_share`` (texts whose tokens and the model's special tokens exceed its
+    max length) of ``texts``, tokenised alone without special tokens."""
+    lengths: list[int] = []
+    unknown = 0
+    specials = 0
+    for start in range(0, len(texts), _CHUNK):
+        ids, unk, specials = encoder.token_ids(texts[start : start + _CHUNK])
+        lengths += [len(x) for x in ids]
+        if unk is not None:
+            unknown += sum(1 for x in ids for i in x if i == unk)
+    total = sum(lengths)
+    limit = encoder.meta.max_tokens
+    cut = sum(1 for n in lengths if limit and n + specials > limit)
+    return {
+        "strings": len(texts),
+        "mean_tokens": float(np.mean(lengths)) if lengths else None,
+        "p95_tokens": float(np.percentile(lengths, 95)) if lengths else None,
+        "unk_share": unknown / total if total else None,
+        "cut_share": cut / len(texts) if texts else None,
+    }
+
+
+def tokenization(encoder: Encoder, texts: Iterable[str]) -> dict[str, Any] | str:
+    """Per class of string (``cas``, ``formula``, ``smiles``, ``text``; ``unavailable``: the
+    texts RDKit would class without it), the model tokenizer's figures (``_stats``); inside
+    ``text``, ``entities_in_text``: the same for the CAS numbers, formulas and SMILES named in
+    its words. ``UNKNOWN`` for a model whose tokenizer is not ours to call."""
+    if not hasattr(encoder, "token_ids"):
+        return UNKNOWN
+    by_class: dict[str, list[str]] = {}
+    entities: dict[str, dict[str, None]] = {}
+    for text in texts:
+        kind = classify(text)
+        by_class.setdefault(kind, []).append(text)
+        if kind == "text":
+            for token, found in named_entities(text):
+                entities.setdefault(found, {})[token] = None
+    out: dict[str, Any] = {k: _stats(encoder, by_class.get(k, [])) for k in CLASSES}
+    for kind in set(by_class) - set(CLASSES):
+        out[kind] = _stats(encoder, by_class[kind])
+    out["text"]["entities_in_text"] = {k: _stats(encoder, list(v)) for k, v in entities.items()}
+    return out
