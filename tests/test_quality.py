@@ -123,3 +123,39 @@ def test_token_figures_equal_the_tokenizer_called_directly(small_suite: Any) -> 
     assert limit is not None
     cut = sum(n + 2 > limit for n in lengths) / len(lengths)  # [CLS] and [SEP]
     assert found["smiles"]["cut_share"] == pytest.approx(cut)
+
+
+def test_each_result_file_records_its_chemistry_block(small_suite: Any, tmp_path: Any) -> None:
+    import json
+
+    from chemteb_eval.runner import run
+    from chemteb_eval.tasks import get_task
+
+    from .helpers.hashing_encoder import HashingEncoder
+
+    class Tokenizing(HashingEncoder):
+        """A model whose tokenizer cuts a text into characters; 'X' is its unknown token."""
+
+        def token_ids(self, texts: list[str]) -> tuple[list[list[int]], int | None, int]:
+            return [[0 if c == "X" else ord(c) for c in t] for t in texts], 0, 2
+
+    task = [get_task("PipChemSMILESNameBM")]
+    quiet: dict[str, Any] = {"progress": False, "log": lambda _: None}
+    plain = run(HashingEncoder(), tasks=task, output_dir=tmp_path / "a", **quiet)
+    stored = json.loads((plain.results_dir / "PipChemSMILESNameBM.json").read_text())
+    assert stored["chemistry"] == "unknown"  # a tokenizer not ours to call
+    own = run(Tokenizing(name="test/chars"), tasks=task, output_dir=tmp_path / "b", **quiet)
+    stored = json.loads((own.results_dir / "PipChemSMILESNameBM.json").read_text())
+    smiles = stored["chemistry"]["smiles"]
+    assert smiles["strings"] > 0 and smiles["mean_tokens"] > 5  # characters of a SMILES
+
+
+def test_a_task_files_faults_are_one_warning_line() -> None:
+    from chemteb_eval.runner.inspect import quality_warning
+
+    clean = ClassificationData(["a", "b"], [0, 1], ["c", "d"], [0, 1])
+    assert quality_warning("T", {"default": {"test": clean}}) is None
+    faulty = ClassificationData(["a", "b", "a"], [0, 1, 1], ["a", "d"], [0, 1])
+    line = quality_warning("T", {"default": {"test": faulty}})
+    assert line is not None and len(line.splitlines()) == 1
+    assert "1 text(s) in both train and test" in line and "two labels in train" in line

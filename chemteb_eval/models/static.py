@@ -150,6 +150,14 @@ class WordVectorEncoder:
                 return vector
         return None
 
+    def oov_counts(self, texts: list[str]) -> tuple[int, int]:
+        """The words of ``texts`` and how many of them the vectors do not hold (as written or
+        lower-cased): a word model's answer to "how does it cut chemical strings"."""
+        keys = self.vectors.key_to_index
+        words = [w for t in texts for w in _WORD.findall(t)]
+        unknown = sum(1 for w in words if w not in keys and w.lower() not in keys)
+        return len(words), unknown
+
     def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """The words of each text: a word-vector model reads every one (``max_tokens`` None:
         nothing is ever cut)."""

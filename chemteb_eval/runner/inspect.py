@@ -17,7 +17,14 @@ from chemteb_eval.data.types import SplitData
 from chemteb_eval.models.base import Encoder
 from chemteb_eval.tasks import Task
 
-__all__ = ["UNKNOWN", "distinct_texts", "inspect_task", "tokenization"]
+__all__ = [
+    "UNKNOWN",
+    "chemistry_block",
+    "distinct_texts",
+    "inspect_task",
+    "quality_warning",
+    "tokenization",
+]
 
 UNKNOWN = "unknown"  # a model whose tokenizer is not ours to call (an API, a word model)
 _CHUNK = 4_096  # texts tokenised at once (bounded memory)
@@ -91,3 +98,40 @@ def tokenization(encoder: Encoder, texts: Iterable[str]) -> dict[str, Any] | str
         out[kind] = _stats(encoder, by_class[kind])
     out["text"]["entities_in_text"] = {k: _stats(encoder, list(v)) for k, v in entities.items()}
     return out
+
+
+def chemistry_block(encoder: Encoder, data: Mapping[str, Mapping[str, SplitData]]) -> Any:
+    """A result file's ``chemistry`` record: ``tokenization`` of the task's distinct texts for
+    a model whose tokenizer we call; a word model's out-of-vocabulary share per class of
+    string; ``"unknown"`` for any other (an API)."""
+    texts = distinct_texts(data)
+    if hasattr(encoder, "token_ids"):
+        return tokenization(encoder, texts)
+    count = getattr(encoder, "oov_counts", None)
+    if count is None:
+        return UNKNOWN
+    by_class: dict[str, list[str]] = {}
+    for text in texts:
+        by_class.setdefault(classify(text), []).append(text)
+    out = {}
+    for kind, members in by_class.items():
+        words, unknown = count(members)
+        out[kind] = {"strings": len(members), "oov_share": unknown / words if words else None}
+    return out
+
+
+def quality_warning(name: str, data: Mapping[str, Mapping[str, SplitData]]) -> str | None:
+    """One line for a task file's run whose data shares texts between splits or gives a text
+    two labels (the score is still computed); ``None`` when it does neither."""
+    quality = data_quality(data)
+    shared = {pair: n for pair, n in quality["overlap"].items() if n}
+    conflicting = {s: c["conflicting_labels"] for s, c in quality["splits"].items()}
+    conflicting = {s: n for s, n in conflicting.items() if n}
+    said = [f"{n:,} text(s) in both {pair.replace('&', ' and ')}" for pair, n in shared.items()]
+    said += [f"{n:,} text(s) with two labels in {split}" for split, n in conflicting.items()]
+    if not said:
+        return None
+    return (
+        f"[warning] {name}: {'; '.join(said)}. Scored as given; chemteb inspect --task-file "
+        "FILE counts them."
+    )

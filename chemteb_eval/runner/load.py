@@ -24,6 +24,7 @@ from chemteb_eval.results.io import experiment_name
 from chemteb_eval.tasks import Task
 
 from .folders import results_folder, writable
+from .inspect import quality_warning
 from .values import Log, Opened, Plan, Prepared, RunReport, cache_folder, tell
 
 __all__ = ["api_identity", "load", "local_weights", "open_model", "recorded_probes"]
@@ -65,6 +66,10 @@ def load(
                 task, splits=plan.splits(task), data_path=(data_paths or {}).get(task.name), **said
             )
             loaded[task.name] = data
+            if task.builder == "custom":  # a user's data: its faults said, the score computed
+                warning = quality_warning(task.name, data)
+                if warning is not None:
+                    tell(log, warning)
             if identities is not None:
                 identities[task.name] = (
                     scored[-1] if scored else task.revision or data_fingerprint(data)

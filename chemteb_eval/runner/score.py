@@ -27,6 +27,7 @@ from chemteb_eval.tasks.kinds import KINDS
 
 from .costs import CORPUS_CHUNK, sides, storage, transform, truncation
 from .encode import Spill, task_keys, task_prompt
+from .inspect import chemistry_block
 from .kinds import KIND_RUNS, ScoreContext, score_split, split_texts
 from .lexical import score_hybrid_split
 from .values import Log, Plan, RunReport, tell
@@ -191,9 +192,7 @@ def _result_files(
     keys = task_keys(encoder, task, data)
     costs, hits = engine.costs(keys)
     encode_seconds = sum(costs[k] / (owners or {}).get(k, 1) for k in keys)
-    prompt_of = lambda role: task_prompt(encoder, task, role)  # noqa: E731
-    texts = sides(data, prompt_of) if keys else {}
-    cut = truncation(encoder, texts) if keys else None
+    texts, cut, chemistry = _measured(encoder, task, data, bool(keys))
     software = run_software(encoder.meta.framework)
     out = {}
     for variant, one in scored.items():
@@ -219,6 +218,7 @@ def _result_files(
         if cut is not None:  # NER embeds its words through the model, not the text cache
             extra["truncation"] = cut
             extra["storage"] = _storage(variant, encoder.meta.embedding_dim, texts, one)
+            extra["chemistry"] = chemistry
         out[variant] = ResultFile(
             task_name=task.name,
             scores=one.scores,
@@ -228,6 +228,16 @@ def _result_files(
             extra=extra,
         )
     return out
+
+
+def _measured(encoder: Any, task: Task, data: TaskData, embeds: bool) -> tuple[Any, Any, Any]:
+    """The task's texts by side, those the model cut (``costs.truncation``) and how its
+    tokenizer cuts chemical strings (``inspect.chemistry_block``: why a row is low); nothing
+    for a task that embeds no text through the cache (NER)."""
+    if not embeds:
+        return {}, None, None
+    texts = sides(data, lambda role: task_prompt(encoder, task, role))
+    return texts, truncation(encoder, texts), chemistry_block(encoder, data)
 
 
 def _storage(variant: Compression, full_dim: int, texts: Any, one: _Scored) -> dict[str, Any]:
