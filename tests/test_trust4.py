@@ -7,6 +7,7 @@ import json
 import os
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -421,7 +422,9 @@ class _NoisyApi:
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
         rows = []
         for text in texts:
-            rng = np.random.default_rng(abs(hash((self.seed, text))) % 2**32)
+            rng = np.random.default_rng(
+                zlib.crc32(f"{self.seed}\0{text}".encode())
+            )  # not hash(): seeded per process
             base = rng.standard_normal(self.dim)
             base /= np.linalg.norm(base)
             if self.shift:  # another model, close to seed's: its own fixed offset

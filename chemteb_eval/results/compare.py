@@ -179,7 +179,7 @@ def compare_models(
     if not shared:  # one shared task is compared on its items (a dense model against BM25's
         # one retrieval task of PipChem); the overall verdict then says it needs more tasks
         raise ValueError(
-            f"results: {a.model} and {b.model} share no task of {bench.name}; nothing to compare."
+            f"results: {a.model} and {b.model} share 0 tasks of {bench.name}; nothing to compare."
         )
     from tqdm.auto import tqdm
 
