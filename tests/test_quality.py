@@ -159,3 +159,45 @@ def test_a_task_files_faults_are_one_warning_line() -> None:
     line = quality_warning("T", {"default": {"test": faulty}})
     assert line is not None and len(line.splitlines()) == 1
     assert "1 text(s) in both train and test" in line and "two labels in train" in line
+
+
+def test_rank_diagnostics_pools_each_models_chemistry_block(
+    small_suite: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from chemteb_eval.cli import main
+    from chemteb_eval.runner import run
+    from chemteb_eval.tasks import get_task
+
+    from .helpers.hashing_encoder import HashingEncoder
+
+    class Tokenizing(HashingEncoder):
+        def token_ids(self, texts: list[str]) -> tuple[list[list[int]], int | None, int]:
+            return [[0 if c == "X" else ord(c) for c in t] for t in texts], 0, 2
+
+    tasks = [get_task("PipChemSMILESNameBM"), get_task("PipChemNameSMILESPC")]
+    quiet: dict[str, Any] = {"progress": False, "log": lambda _: None}
+    out = tmp_path / "results"
+    chars = run(Tokenizing(name="test/chars"), tasks=tasks, output_dir=out, **quiet)
+    run(HashingEncoder(), tasks=tasks, output_dir=out, **quiet)
+    # by hand: the SMILES of both files pooled, weighted by their strings
+    blocks = [
+        json.loads((chars.results_dir / f"{t.name}.json").read_text())["chemistry"]["smiles"]
+        for t in tasks
+    ]
+    strings = sum(b["strings"] for b in blocks)
+    tokens = sum(b["strings"] * b["mean_tokens"] for b in blocks) / strings
+    # a hostile block in another file is left out, never computed with
+    hostile = out / "test__x" / "r"
+    hostile.mkdir(parents=True)
+    damaged = json.loads((chars.results_dir / "PipChemSMILESNameBM.json").read_text())
+    damaged["chemistry"] = {"smiles": {"strings": float("nan"), "mean_tokens": "many"}}
+    (hostile / "PipChemSMILESNameBM.json").write_text(json.dumps(damaged))
+    assert main(["rank", str(out), "--diagnostics", "--json"]) == 0
+    rows = {r["model"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["test/chars"]["smiles"]["strings"] == strings
+    assert rows["test/chars"]["smiles"]["tokens"] == pytest.approx(tokens)
+    assert rows["test/hashing-trigrams"]["chemistry"] == "unknown"
+    assert main(["rank", str(out), "--diagnostics"]) == 0
+    assert "tok/SMILES" in capsys.readouterr().out

@@ -44,6 +44,12 @@ def add_rank(sub: Subparsers) -> None:
         "sets (docs/costs.md)",
     )
     ranker.add_argument(
+        "--diagnostics",
+        action="store_true",
+        help="why a row is low: each model's tokens per SMILES and unknown-token share beside "
+        "its mean (the chemistry block of its result files; docs/inspect.md)",
+    )
+    ranker.add_argument(
         "--correlations",
         metavar="DIR",
         help="also write the task x task and model x model Spearman and Pearson matrices as CSV",
@@ -61,6 +67,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     )
     if getattr(args, "frontier", False):
         return _frontier(models, bench, chosen, args.json)
+    if getattr(args, "diagnostics", False):
+        return _diagnostics(models, bench, chosen, args.json)
     rows = rank_models(models, bench)
     intervals = rank_uncertainty(models, bench) if args.ci else {}
     _print_ranking(args.json, models, bench, chosen, rows, intervals if args.ci else None)
@@ -187,6 +195,39 @@ def _frontier(models: list[Any], bench: Any, chosen: str, as_json: bool) -> int:
             _print(([""] if i else []) + frontier_table(b, rows, size))
     for line in dict.fromkeys(s for m in models for s in m.skipped):
         print(f"[skipped] {shown(line)}", file=sys.stderr)
+    return 0
+
+
+def _diagnostics(models: list[Any], bench: Any, chosen: str, as_json: bool) -> int:
+    """``rank --diagnostics``: tokens per SMILES and the unknown share beside each mean."""
+    import json
+
+    from chemteb_eval.results.diagnostics import chemistry_rows
+
+    rows = chemistry_rows(models, bench)
+    if as_json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    if chosen:
+        print(chosen)
+    width = max([5, *(len(shown(r["model"])) for r in rows)])
+    head = f"{'model':<{width}} {'mean':>7} {'SMILES':>7} {'tok/SMILES':>10} {'unk':>6} {'tok/text':>8}"
+    print(
+        f"{bench.name}: how each model's tokenizer cuts its tasks' strings\n{head}\n{'-' * len(head)}"
+    )
+    for r in rows:
+        mean = f"{r['mean']:.4f}" if r["mean"] is not None else "-"
+        if "smiles" not in r:
+            print(f"{shown(r['model']):<{width}} {mean:>7} {r['chemistry'] or 'not recorded':>7}")
+            continue
+        smiles, text = r["smiles"], r["text"]
+        per = f"{smiles['tokens']:.1f}" if smiles["tokens"] is not None else "-"
+        unk = f"{smiles['unk_share']:.1%}" if smiles["unk_share"] is not None else "-"
+        words = f"{text['tokens']:.1f}" if text["tokens"] is not None else "-"
+        print(
+            f"{shown(r['model']):<{width}} {mean:>7} {smiles['strings']:>7,} {per:>10} {unk:>6} "
+            f"{words:>8}"
+        )
     return 0
 
 

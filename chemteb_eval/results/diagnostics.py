@@ -1,0 +1,70 @@
+"""Why a row is low (issue 48): each model's tokenization of chemical strings over a
+benchmark's tasks, from the ``chemistry`` block each result file records — tokens per SMILES
+and the unknown-token share beside the score. ``chemteb rank --diagnostics`` prints it.
+
+Result files are untrusted: a figure of the wrong type, negative, NaN or absurd is left out,
+never computed with. A string in two tasks counts in each (the figures are per task, pooled).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from chemteb_eval.tasks import Benchmark, benchmark_tasks
+
+from .board import ModelResults
+
+__all__ = ["UNKNOWN", "chemistry_rows"]
+
+UNKNOWN = "unknown"
+_MAX = 1e9
+
+
+def _figure(stats: Any, key: str, high: float = _MAX) -> float | None:
+    value = stats.get(key) if isinstance(stats, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and 0 <= value <= high else None
+
+
+def _pooled(blocks: Sequence[Any], kind: str) -> dict[str, float | None]:
+    """One class's strings, mean tokens and unknown share pooled over the tasks' blocks."""
+    strings = tokens = unknown = 0.0
+    for block in blocks:
+        stats = block.get(kind) if isinstance(block, dict) else None
+        n, mean = _figure(stats, "strings"), _figure(stats, "mean_tokens")
+        if not n or mean is None:
+            continue
+        share = _figure(stats, "unk_share", 1.0) or 0.0
+        strings, tokens, unknown = strings + n, tokens + n * mean, unknown + n * mean * share
+    return {
+        "strings": int(strings),
+        "tokens": tokens / strings if strings else None,
+        "unk_share": unknown / tokens if tokens else None,
+    }
+
+
+def chemistry_rows(models: Sequence[ModelResults], bench: Benchmark) -> list[dict[str, Any]]:
+    """Per model: its mean over the benchmark (``None`` when incomplete), and its SMILES and
+    text tokenization pooled over the tasks whose files recorded one; ``"unknown"`` where every
+    file said so (an API), ``None`` where none recorded any (files from before)."""
+    names = [t.name for t in benchmark_tasks(bench)]
+    out = []
+    for m in models:
+        blocks = [m.files[n].extra.get("chemistry") for n in names if n in m.files]
+        known = [b for b in blocks if isinstance(b, dict)]
+        complete = all(n in m.scores for n in names)
+        row: dict[str, Any] = {
+            "model": m.model,
+            "mean": sum(m.scores[n] for n in names) / len(names) if complete else None,
+        }
+        if not known:
+            row["chemistry"] = UNKNOWN if blocks and all(b == UNKNOWN for b in blocks) else None
+        else:
+            row["smiles"] = _pooled(known, "smiles")
+            row["text"] = _pooled(known, "text")
+        out.append(row)
+    return out
