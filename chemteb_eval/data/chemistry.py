@@ -175,11 +175,17 @@ def named_entities(text: str) -> Iterator[tuple[str, StringClass | str]]:
         token = word.strip(_PUNCTUATION)  # "H2O," names water
         if not token:
             continue
-        found = classify(token)
-        if found == "smiles" and _atoms(token) < 2:
-            continue
+        found = _word_class(token)
         if found != "text":
             yield token, found
+
+
+# A text's words repeat (a Wikipedia lead's "the", "acid", "water"): each distinct word is
+# classed once, not once per occurrence (12.4 s of the 21.9 s inspecting PipChem).
+@functools.lru_cache(maxsize=65_536)
+def _word_class(token: str) -> StringClass | str:
+    found = classify(token)
+    return "text" if found == "smiles" and _atoms(token) < 2 else found
 
 
 def entities_in_text(text: str) -> Iterable[StringClass | str]:

@@ -37,6 +37,7 @@ __all__ = [
     "ModelResults",
     "benchmark_coverage",
     "choose_benchmark",
+    "experiment_kwargs_of",
     "read_results",
     "variant_base",
 ]
@@ -110,7 +111,8 @@ def read_results(
 DERIVED_KEYS = ("truncate_dim", "output_dtypes", "hybrid", "fusion", "rrf_k")
 
 
-def _kwargs(m: ModelResults) -> dict[str, Any]:
+def experiment_kwargs_of(m: ModelResults) -> dict[str, Any]:
+    """The row's ``experiment_kwargs`` (its model_meta.json's; empty for the model itself)."""
     found = m.meta.get("experiment_kwargs") if isinstance(m.meta, dict) else None
     return dict(found) if isinstance(found, dict) else {}
 
@@ -119,12 +121,12 @@ def variant_base(m: ModelResults, models: Iterable[ModelResults]) -> ModelResult
     """The row whose vectors a variant row was scored from: the same model folder, the same
     experiment less the variant's own keys (``DERIVED_KEYS``). ``None`` for a row that is no
     such variant, or whose model row is not among ``models``."""
-    kwargs = _kwargs(m)
+    kwargs = experiment_kwargs_of(m)
     if not any(k in kwargs for k in DERIVED_KEYS):
         return None
     want = {k: v for k, v in kwargs.items() if k not in DERIVED_KEYS}
     for other in models:
-        if other is not m and other.folder == m.folder and _kwargs(other) == want:
+        if other is not m and other.folder == m.folder and experiment_kwargs_of(other) == want:
             return other
     return None
 

@@ -16,7 +16,7 @@ from typing import Any
 from chemteb_eval.tasks import Benchmark, benchmark_tasks
 from chemteb_eval.tasks.kinds import RANKED_TYPES
 
-from .board import ModelResults, variant_base
+from .board import ModelResults, experiment_kwargs_of, variant_base
 from .compare import paired_task_interval
 from .markup import shown
 
@@ -39,25 +39,19 @@ BM25_MODEL = "mteb/baseline-bm25s"
 REFERENCE_BADGE = "BM25 reference"
 
 
-def _kwargs(m: ModelResults) -> dict[str, Any]:
-    meta = m.meta if isinstance(m.meta, dict) else {}
-    found = meta.get("experiment_kwargs")
-    return dict(found) if isinstance(found, dict) else {}
-
-
 def is_reference(m: ModelResults) -> bool:
     """Whether the row is BM25 itself (ours or MTEB's published folder), not a variant: its
     folder is MTEB's for that name (``mteb__baseline-bm25s``) and its ``model_meta.json``, if
     any, names it. A folder elsewhere that only says it is BM25 is not taken at its word."""
     meta = m.meta if isinstance(m.meta, dict) else {}
     named = meta.get("name", BM25_MODEL) == BM25_MODEL
-    return m.folder.name == BM25_MODEL.replace("/", "__") and named and not _kwargs(m)
+    return m.folder.name == BM25_MODEL.replace("/", "__") and named and not experiment_kwargs_of(m)
 
 
 def hybrid_base(m: ModelResults, models: Sequence[ModelResults]) -> ModelResults | None:
     """The dense row a hybrid row fuses (``board.variant_base``). ``None`` for a row that is no
     hybrid."""
-    return variant_base(m, models) if "hybrid" in _kwargs(m) else None
+    return variant_base(m, models) if "hybrid" in experiment_kwargs_of(m) else None
 
 
 @dataclass(frozen=True)
@@ -182,7 +176,7 @@ def with_verdicts(
 def lexical_rows(models: Sequence[ModelResults]) -> bool:
     """Whether BM25 or a hybrid is among the rows (then ``rank --frontier`` adds the
     retrieval part, where they are complete)."""
-    return any(is_reference(m) or "hybrid" in _kwargs(m) for m in models)
+    return any(is_reference(m) or "hybrid" in experiment_kwargs_of(m) for m in models)
 
 
 def retrieval_part(bench: Benchmark) -> Benchmark | None:
