@@ -18,13 +18,15 @@ from chemteb_eval.results.leaderboard import TYPE_LABELS
 
 Kind = Literal["text", "number"]
 # score: 4 decimals · int: no decimals (ranks, counts) · fact: 1 decimal, thousands separated ·
-# model: a model id, linked to its Hub page · text: as written
-Format = Literal["score", "int", "fact", "model", "text"]
+# share: a fraction as a percentage, 1 decimal · model: a model id, linked to its Hub page ·
+# text: as written
+Format = Literal["score", "int", "fact", "share", "model", "text"]
 
 _FORMATTERS: dict[str, Callable[[Any], str]] = {
     "score": lambda v: f"{v:.4f}",
     "int": lambda v: f"{v:.0f}",
     "fact": lambda v: f"{v:,.1f}",
+    "share": lambda v: f"{v:.1%}",
 }
 
 
@@ -118,6 +120,14 @@ COLUMNS: dict[str, Column] = {
         Column("Their score"),
         Column("Difference"),
         _text("Verdict"),
+        # the Tokenization tab (results.diagnostics): how each model's tokenizer cuts the
+        # benchmark's chemical strings, beside its mean (issue 48)
+        _count("SMILES"),
+        Column("Tokens/SMILES", format="fact"),
+        Column("Unknown (SMILES)", format="share"),
+        Column("Tokens/text", format="fact"),
+        Column("Unknown (text)", format="share"),
+        _text("Tokenizer"),
         # ChemTEB vs MTEB (analysis.DOMAIN_COLUMNS): means and ranks, no "best" among them
         Column("MTEB mean"),
         Column("ChemTEB mean"),

@@ -125,6 +125,37 @@ def test_token_figures_equal_the_tokenizer_called_directly(small_suite: Any) -> 
     assert found["smiles"]["cut_share"] == pytest.approx(cut)
 
 
+def test_model2vec_figures_come_from_its_own_tokenizer(tmp_path: Any) -> None:
+    """model2vec's tokens are its tokenizer's, not a transformer's; the unknown ids (which
+    model2vec drops before averaging) counted against ``tokenizers`` called directly."""
+    pytest.importorskip("model2vec")
+    import numpy as np
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from chemteb_eval.data.chemistry import classify
+    from chemteb_eval.models import load_encoder
+    from chemteb_eval.runner.inspect import tokenization
+
+    vocab = {"[UNK]": 0, "benzene": 1, "water": 2, "CCO": 3, "is": 4}
+    words = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    StaticModel(np.eye(5, dtype=np.float32), words).save_pretrained(str(tmp_path / "m"))
+    encoder = load_encoder(f"model2vec:{tmp_path / 'm'}")
+    texts = ["CCO", "c1ccccc1", "benzene is c1ccccc1 water", "water is wet", "H2O"]
+    found = tokenization(encoder, texts)
+    assert isinstance(found, dict)
+    direct = Tokenizer.from_file(str(tmp_path / "m" / "tokenizer.json"))
+    for kind in ("smiles", "text"):
+        members = [t for t in texts if classify(t) == kind]
+        ids = [direct.encode(t, add_special_tokens=False).ids for t in members]
+        total = sum(map(len, ids))
+        assert found[kind]["strings"] == len(members) > 0
+        assert found[kind]["mean_tokens"] == pytest.approx(total / len(members))
+        assert found[kind]["unk_share"] == pytest.approx(sum(x.count(0) for x in ids) / total)
+    assert found["smiles"]["unk_share"] == pytest.approx(0.5)  # c1ccccc1 unknown, CCO known
+
+
 def test_each_result_file_records_its_chemistry_block(small_suite: Any, tmp_path: Any) -> None:
     import json
 
@@ -165,10 +196,12 @@ def test_rank_diagnostics_pools_each_models_chemistry_block(
     small_suite: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
+    import sys
 
     from chemteb_eval.cli import main
     from chemteb_eval.runner import run
     from chemteb_eval.tasks import get_task
+    from tests.conftest import REPO_ROOT
 
     from .helpers.hashing_encoder import HashingEncoder
 
@@ -181,6 +214,8 @@ def test_rank_diagnostics_pools_each_models_chemistry_block(
     out = tmp_path / "results"
     chars = run(Tokenizing(name="test/chars"), tasks=tasks, output_dir=out, **quiet)
     run(HashingEncoder(), tasks=tasks, output_dir=out, **quiet)
+    # a third model complete on PipChem: the Space plots its mean against its tokens
+    whole = run(Tokenizing(name="test/whole"), benchmark="PipChem", output_dir=out, **quiet)
     # by hand: the SMILES of both files pooled, weighted by their strings
     blocks = [
         json.loads((chars.results_dir / f"{t.name}.json").read_text())["chemistry"]["smiles"]
@@ -201,3 +236,85 @@ def test_rank_diagnostics_pools_each_models_chemistry_block(
     assert rows["test/hashing-trigrams"]["chemistry"] == "unknown"
     assert main(["rank", str(out), "--diagnostics"]) == 0
     assert "tok/SMILES" in capsys.readouterr().out
+    # the Space's Tokenization tab shows the CLI's figures, cell for cell
+    sys.path.insert(0, str(REPO_ROOT / "space"))
+    import app
+    import tabs
+    from views import plot_text
+
+    state = app.build_state([out])
+    plot, table, _ = tabs.handler(tabs.tokenization.TAB)(state, "PipChem", "all", [], [], "")
+    value = table["value"]  # what the page displays: the cells' display values
+    shown = {
+        r[0]: dict(zip(value["headers"], d, strict=True))
+        for r, d in zip(value["data"], value["metadata"]["display_value"], strict=True)
+    }
+    cells = next(v for k, v in shown.items() if "test/chars" in k)
+    assert cells["Tokens/SMILES"] == f"{tokens:,.1f}"
+    assert cells["Unknown (SMILES)"] == f"{rows['test/chars']['smiles']['unk_share']:.1%}"
+    assert cells["Tokenizer"] == "its own"
+    hashing = next(v for k, v in shown.items() if "hashing" in k)
+    assert hashing["Tokenizer"] == "not ours to call (an API)"
+    # the plot: only the complete model (a mean), at its own tokens per SMILES
+    assert [plot_text(t) for t in plot.data[0].text] == ["test/whole"]
+    assert plot.data[0].x == (rows["test/whole"]["smiles"]["tokens"],)
+    assert plot.data[0].y == (rows["test/whole"]["mean"],) and whole.statuses
+
+
+def test_a_word_model_shows_its_oov_share_in_the_cli_and_the_space(
+    small_suite: Any, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A word model's unknown column is its words' out-of-vocabulary share, counted by hand
+    here, in ``rank --diagnostics`` and in the Space's Tokenization tab."""
+    pytest.importorskip("gensim", reason="word vectors need the static extra")
+    import json
+    import re
+    import sys
+
+    import numpy as np
+    from gensim.models import KeyedVectors
+
+    from chemteb_eval.cli import main
+    from chemteb_eval.data import load_task
+    from chemteb_eval.data.chemistry import classify
+    from chemteb_eval.models.static import WordVectorEncoder
+    from chemteb_eval.runner import run
+    from chemteb_eval.runner.inspect import distinct_texts
+    from chemteb_eval.tasks import get_task
+    from tests.conftest import REPO_ROOT
+
+    task = get_task("PipChemSMILESNameBM")
+    texts = distinct_texts(load_task(task))
+    smiles = [t for t in texts if classify(t) == "smiles"]
+    word = re.compile(r"\w+(?:[-']\w+)*")
+    # every word is known but the SMILES' words after their first (each text keeps a vector:
+    # a text without one fails bitext mining, by design)
+    dropped = {w for t in smiles for w in word.findall(t)[1:]}
+    dropped -= {word.findall(t)[0] for t in texts if word.findall(t)}
+    known = sorted({w for t in texts for w in word.findall(t)} - dropped)
+    vectors = KeyedVectors(vector_size=4)
+    vectors.add_vectors(known, np.random.default_rng(0).normal(size=(len(known), 4)))
+    found = [w for t in smiles for w in word.findall(t)]
+    share = sum(w not in known and w.lower() not in known for w in found) / len(found)
+    assert 0 < share < 1
+    out = tmp_path / "results"
+    words = WordVectorEncoder(vectors, name="tiny-w2v", source="test")
+    run(words, tasks=[task], output_dir=out, progress=False, log=lambda _: None)
+    assert main(["rank", str(out), "--diagnostics", "--json", "-b", "PipChem"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["smiles"]["oov_share"] == pytest.approx(share)
+    assert main(["rank", str(out), "--diagnostics", "-b", "PipChem"]) == 0
+    assert f"{share:.1%} OOV" in capsys.readouterr().out
+
+    sys.path.insert(0, str(REPO_ROOT / "space"))
+    import app
+    import tabs
+
+    state = app.build_state([out])
+    plot, table, _ = tabs.handler(tabs.tokenization.TAB)(state, "PipChem", "all", [], [], "")
+    value = table["value"]
+    cells = dict(zip(value["headers"], value["metadata"]["display_value"][0], strict=True))
+    assert cells["Unknown (SMILES)"] == f"{share:.1%}"
+    assert cells["Tokenizer"] == "words: unknown = out of vocabulary"
+    assert cells["Tokens/SMILES"] == "—"  # a word model records no tokens per SMILES
+    assert plot.layout.title.text.startswith("No complete model")

@@ -557,8 +557,9 @@ def test_parse_query_reads_the_analysis_controls(analysis_state: app.AppState) -
     )
     out = app.view_all(state, *[values[p] for p in app.PARAMS])
     # view_all feeds every output: tables, task, plots, the two analysis tabs, the frontier (3),
-    # Versus BM25 (5: its note, two tables and their CSVs; issue 47)
-    assert len(out) == 33 + 5
+    # Versus BM25 (5: its note, two tables and their CSVs; issue 47), Tokenization (3: its
+    # plot, table and CSV; issue 48)
+    assert len(out) == 33 + 5 + 3
     assert app.build_demo(state) is not None
 
 

@@ -211,7 +211,10 @@ def _diagnostics(models: list[Any], bench: Any, chosen: str, as_json: bool) -> i
     if chosen:
         print(chosen)
     width = max([5, *(len(shown(r["model"])) for r in rows)])
-    head = f"{'model':<{width}} {'mean':>7} {'SMILES':>7} {'tok/SMILES':>10} {'unk':>6} {'tok/text':>8}"
+    head = (
+        f"{'model':<{width}} {'mean':>7} {'SMILES':>7} {'tok/SMILES':>10} {'unk':>10} "
+        f"{'tok/text':>8}"
+    )
     print(
         f"{bench.name}: how each model's tokenizer cuts its tasks' strings\n{head}\n{'-' * len(head)}"
     )
@@ -223,9 +226,11 @@ def _diagnostics(models: list[Any], bench: Any, chosen: str, as_json: bool) -> i
         smiles, text = r["smiles"], r["text"]
         per = f"{smiles['tokens']:.1f}" if smiles["tokens"] is not None else "-"
         unk = f"{smiles['unk_share']:.1%}" if smiles["unk_share"] is not None else "-"
+        if "oov_share" in smiles:  # a word model: its words' out-of-vocabulary share
+            unk = f"{smiles['oov_share']:.1%} OOV"
         words = f"{text['tokens']:.1f}" if text["tokens"] is not None else "-"
         print(
-            f"{shown(r['model']):<{width}} {mean:>7} {smiles['strings']:>7,} {per:>10} {unk:>6} "
+            f"{shown(r['model']):<{width}} {mean:>7} {smiles['strings']:>7,} {per:>10} {unk:>10} "
             f"{words:>8}"
         )
     return 0

@@ -57,6 +57,13 @@ class Model2VecEncoder:
     def prompt(self, task_type: str, role: Role | None) -> str:
         return convention_prompt(self.meta.name, task_type, role)
 
+    def token_ids(self, texts: list[str]) -> tuple[list[list[int]], int | None, int]:
+        """Each text's token ids as model2vec's own tokenizer gives them (no special tokens:
+        model2vec adds none), its unknown-token id (tokens it drops before averaging, so a
+        text's unknown share is the share of it the vector never sees), and 0 specials."""
+        found = self.model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+        return [list(e.ids) for e in found], getattr(self.model, "unk_token_id", None), 0
+
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         out = self.model.encode(
             [prompt + t for t in texts], batch_size=max(batch_size, 1024), show_progress_bar=False

@@ -16,7 +16,7 @@ from chemteb_eval.tasks import Benchmark, benchmark_tasks
 
 from .board import ModelResults
 
-__all__ = ["UNKNOWN", "chemistry_rows"]
+__all__ = ["UNKNOWN", "board_row", "chemistry_rows"]
 
 UNKNOWN = "unknown"
 _MAX = 1e9
@@ -30,21 +30,29 @@ def _figure(stats: Any, key: str, high: float = _MAX) -> float | None:
     return value if math.isfinite(value) and 0 <= value <= high else None
 
 
-def _pooled(blocks: Sequence[Any], kind: str) -> dict[str, float | None]:
-    """One class's strings, mean tokens and unknown share pooled over the tasks' blocks."""
-    strings = tokens = unknown = 0.0
+def _pooled(blocks: Sequence[Any], kind: str) -> dict[str, Any]:
+    """One class's strings, mean tokens and unknown share pooled over the tasks' blocks; a
+    word model's blocks (``oov_share``, no tokens) pool their out-of-vocabulary share by
+    strings instead (its words per string are not recorded)."""
+    strings = tokens = unknown = oov_strings = oov = 0.0
     for block in blocks:
         stats = block.get(kind) if isinstance(block, dict) else None
         n, mean = _figure(stats, "strings"), _figure(stats, "mean_tokens")
+        share = _figure(stats, "oov_share", 1.0)
+        if n and mean is None and share is not None:
+            oov_strings, oov = oov_strings + n, oov + n * share
         if not n or mean is None:
             continue
         share = _figure(stats, "unk_share", 1.0) or 0.0
         strings, tokens, unknown = strings + n, tokens + n * mean, unknown + n * mean * share
-    return {
-        "strings": int(strings),
+    out: dict[str, Any] = {
+        "strings": int(strings or oov_strings),
         "tokens": tokens / strings if strings else None,
         "unk_share": unknown / tokens if tokens else None,
     }
+    if oov_strings and not strings:
+        out["oov_share"] = oov / oov_strings
+    return out
 
 
 def chemistry_rows(models: Sequence[ModelResults], bench: Benchmark) -> list[dict[str, Any]]:
@@ -68,3 +76,29 @@ def chemistry_rows(models: Sequence[ModelResults], bench: Benchmark) -> list[dic
             row["text"] = _pooled(known, "text")
         out.append(row)
     return out
+
+
+def board_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A ``chemistry_rows`` row as the Space's Tokenization tab and its CSV show it: the
+    mean, then tokens per SMILES and their unknown share, tokens per text (a word model's
+    out-of-vocabulary share in the unknown column, said in ``Tokenizer``)."""
+    smiles, text = row.get("smiles") or {}, row.get("text") or {}
+    said = row.get("chemistry")
+    return {
+        "Model": row["model"],
+        "Mean": row["mean"],
+        "SMILES": smiles.get("strings") or None,
+        "Tokens/SMILES": smiles.get("tokens"),
+        "Unknown (SMILES)": smiles.get("oov_share", smiles.get("unk_share")),
+        "Tokens/text": text.get("tokens"),
+        "Unknown (text)": text.get("oov_share", text.get("unk_share")),
+        "Tokenizer": (
+            "words: unknown = out of vocabulary"
+            if "oov_share" in smiles or "oov_share" in text
+            else "not ours to call (an API)"
+            if said == UNKNOWN
+            else "not recorded (files from before)"
+            if "smiles" not in row
+            else "its own"
+        ),
+    }

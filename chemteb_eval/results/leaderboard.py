@@ -18,6 +18,7 @@ from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, main_score
 from chemteb_eval.tasks.kinds import KINDS, TASK_TYPES
 
 from .board import DETAIL_KEYS, ModelResults, read_results
+from .diagnostics import board_row, chemistry_rows
 from .frontier import FrontierRow, cut_cell, frontier, truncated_share
 from .inputs import read_model_table
 from .lexical import REFERENCE_BADGE, Verdict, is_reference, retrieval_part, versus_bm25
@@ -255,6 +256,8 @@ class Leaderboard:
     # frontier of the retrieval tasks by index size: the "Versus BM25" tab
     versus: list[dict[str, Any]] = field(default_factory=list)
     lexical_frontier: list[dict[str, Any]] = field(default_factory=list)
+    # each model's tokenization of chemical strings beside its mean (results.diagnostics)
+    tokenization: list[dict[str, Any]] = field(default_factory=list)
     scores: list[dict[str, Any]] = field(default_factory=list)  # long: model, family, type, task
     notices: list[str] = field(default_factory=list)  # skipped files, with the reason
     notes: list[str] = field(default_factory=list)  # e.g. folders naming one model, told apart
@@ -316,6 +319,7 @@ def build_leaderboard(
         board.per_task[task.name] = _task_rows(task, models, board)
     board.frontier = [_frontier_row(f) for f in frontier(models, bench, intervals)]
     _add_lexical(board, models)
+    board.tokenization = [board_row(r) for r in chemistry_rows(models, bench)]
     for m in models:  # evidence files refused while the intervals were computed
         board.notices.extend(s for s in m.skipped if s not in board.notices)
     return board

@@ -21,6 +21,7 @@ from . import (
     overall,
     radar,
     task,
+    tokenization,
 )
 from .base import Layout, Tab
 from .header import HEADER
@@ -32,6 +33,7 @@ TABS: tuple[Tab, ...] = (
     efficiency.TAB,
     frontier.TAB,
     lexical.TAB,
+    tokenization.TAB,
     distribution.TAB,
     radar.TAB,
     domains.TAB,

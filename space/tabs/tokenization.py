@@ -1,0 +1,76 @@
+"""Why is this row low? Each model's tokenization of the benchmark's chemical strings beside
+its mean (``chemteb rank --diagnostics``, issue 48): tokens per SMILES and their unknown-token
+share, tokens per text — a plot of the mean against tokens per SMILES, the table, its CSV.
+From the ``chemistry`` block each result file records (``results.diagnostics``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gradio as gr
+import plotly.graph_objects as go
+from state import AppState, Filters
+from views import frame, plot_text, write_csv
+
+from .base import Layout, Tab, download_button, table_update
+
+_NOTE = (
+    "Tokens per SMILES and the share of them the tokenizer does not know, over the "
+    "benchmark's distinct texts, tokenised alone as the model's own tokenizer cuts them "
+    "(docs/inspect.md). A word model shows its out-of-vocabulary share; an API, nothing "
+    "(its tokenizer is not ours to call). `chemteb inspect TASK -m MODEL` gives one task's "
+    "figures per class of string."
+)
+
+
+def layout(state: AppState, default: Mapping[str, Any]) -> Layout:
+    gr.Markdown(_NOTE, elem_id="tokenization-note")  # static: the view never changes it
+    plot = gr.Plot(elem_id="tokenization-plot")
+    table = gr.Dataframe(elem_id="tokenization-table", interactive=False, wrap=True)
+    return Layout(outputs=(plot, table, download_button("tokenization-csv")))
+
+
+def view(state: AppState, filters: Filters) -> list[Any]:
+    board = filters.board(state)
+    rows = filters.rows(board, board.tokenization)
+    df = frame(rows, columns=list(board.tokenization[0]) if board.tokenization else ["Model"])
+    return [
+        tokenization_figure(board.benchmark.name, rows),
+        table_update(df),
+        write_csv(df, f"{board.benchmark.name}-tokenization"),
+    ]
+
+
+def tokenization_figure(benchmark: str, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Each complete model's mean against its tokens per SMILES; the hover adds the unknown
+    share. Models without a mean or without recorded tokens are in the table only."""
+    points = [r for r in rows if r["Mean"] is not None and r["Tokens/SMILES"] is not None]
+    fig = go.Figure()
+    if not points:
+        fig.update_layout(
+            title="No complete model with recorded tokens per SMILES passes the filters"
+        )
+        return fig
+    unknown = [r["Unknown (SMILES)"] for r in points]
+    fig.add_trace(
+        go.Scatter(
+            x=[r["Tokens/SMILES"] for r in points],
+            y=[r["Mean"] for r in points],
+            mode="markers",
+            marker={"size": 11},
+            text=[plot_text(r["Model"]) for r in points],
+            customdata=[[u if u is not None else float("nan")] for u in unknown],
+            hovertemplate="%{text}<br>%{x:.1f} tokens per SMILES · mean %{y:.4f}<br>"
+            "unknown tokens: %{customdata[0]:.1%}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(title_text="tokens per SMILES (the model's own tokenizer)")
+    fig.update_yaxes(title_text="mean main score")
+    fig.update_layout(
+        title=f"{plot_text(benchmark)}: quality against how finely SMILES are cut", height=480
+    )
+    return fig
+
+
+TAB = Tab(id="tokenization", label="Tokenization", layout=layout, view=view)
