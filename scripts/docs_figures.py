@@ -112,6 +112,8 @@ def render(name: str, figures: dict[str, Any]) -> str:
         )
     if name == "install":
         return _install_table(figures["install"])
+    if name == "inspect":
+        return _inspect_table(figures["inspect"])
     raise KeyError(f"figures: no rendering for region {name!r}")
 
 
@@ -142,6 +144,23 @@ def _install_table(install: dict[str, Any]) -> str:
         + "\n".join(lines)
         + "\n"
     )
+
+
+def _inspect_table(inspect: dict[str, Any]) -> str:
+    lines = [
+        "| task | distinct texts | SMILES | tokens per SMILES | unknown | tokens per text |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, task in inspect["tasks"].items():
+        smiles = task["smiles"] or {}
+        per = task["tokens_per_smiles"] if smiles else "—"
+        unknown = f"{task['unknown_per_smiles_pct']} %" if smiles else "—"
+        words = task["tokens_per_text"] if task["tokens_per_text"] is not None else "—"
+        lines.append(
+            f"| {name} | {task['texts']:,} | {smiles.get('strings', 0):,} | {per} | {unknown} "
+            f"| {words} |"
+        )
+    return f"Measured on {inspect['date']}:\n\n" + "\n".join(lines) + "\n"
 
 
 def value(key: str, figures: dict[str, Any]) -> str:

@@ -42,6 +42,8 @@ def write_synthetic_results(
         ``out``.
     """
     rng = np.random.default_rng(seed)
+    # the tokenization blocks draw from their own generator: the scores stay what they were
+    cuts = np.random.default_rng(seed + 1)
     bench = get_benchmark(benchmark)
     tasks = list_tasks(bench.collection)
     out = Path(out)
@@ -61,6 +63,7 @@ def write_synthetic_results(
         }
         (folder / "model_meta.json").write_text(json.dumps(meta))
         skip = {tasks[int(rng.integers(len(tasks)))].name} if i < incomplete else set()
+        per_smiles, unknown = float(cuts.uniform(15, 80)), float(cuts.choice([0.0, 0.02, 0.19]))
         for task in tasks:
             if task.name in skip:
                 continue
@@ -77,6 +80,23 @@ def write_synthetic_results(
                 "evaluation_time": float(rng.uniform(1, 60)),
                 "mteb_version": "synthetic",
                 "scores": scores,
+                # the run's tokenization block (issue 48): the Space's Tokenization tab
+                "chemistry": {
+                    "smiles": {
+                        "strings": 100,
+                        "mean_tokens": per_smiles,
+                        "p95_tokens": 2 * per_smiles,
+                        "unk_share": unknown,
+                        "cut_share": 0.0,
+                    },
+                    "text": {
+                        "strings": 100,
+                        "mean_tokens": 40.0,
+                        "p95_tokens": 90.0,
+                        "unk_share": 0.0,
+                        "cut_share": 0.0,
+                    },
+                },
             }
             (folder / f"{task.name}.json").write_text(json.dumps(payload))
     for j in range(malformed):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chemteb_eval.data import quality
+from chemteb_eval.data import chemistry, quality
 from chemteb_eval.data.quality import data_quality, split_quality
 from chemteb_eval.data.types import ClassificationData, PairClassificationData, RetrievalData
 
@@ -303,8 +303,17 @@ def test_a_word_model_shows_its_oov_share_in_the_cli_and_the_space(
     assert main(["rank", str(out), "--diagnostics", "--json", "-b", "PipChem"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["smiles"]["oov_share"] == pytest.approx(share)
+    text_share = row["text"]["oov_share"]
+    assert 0 <= text_share <= 1
     assert main(["rank", str(out), "--diagnostics", "-b", "PipChem"]) == 0
-    assert f"{share:.1%} OOV" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    # the SMILES' OOV share and the texts' (attack 48 #10: the CLI showed "-" for the texts)
+    assert f"{share:.1%} OOV" in shown and f"{text_share:.1%} OOV" in shown
+    # inspect -m gives a word model's OOV share too, as the run records it (not "unknown")
+    from chemteb_eval.runner.inspect import inspect_task
+
+    inspected = inspect_task(task, encoder=words)["tokenization"]
+    assert inspected["smiles"]["oov_share"] == pytest.approx(share)
 
     sys.path.insert(0, str(REPO_ROOT / "space"))
     import app
@@ -317,4 +326,171 @@ def test_a_word_model_shows_its_oov_share_in_the_cli_and_the_space(
     assert cells["Unknown (SMILES)"] == f"{share:.1%}"
     assert cells["Tokenizer"] == "words: unknown = out of vocabulary"
     assert cells["Tokens/SMILES"] == "—"  # a word model records no tokens per SMILES
+    assert cells["Unknown (text)"] == f"{text_share:.1%}"  # as the CLI prints it
     assert plot.layout.title.text.startswith("No complete model")
+
+
+# Outside attack on issue 48: each finding, fixed
+
+
+def test_attack48_a_train_split_beside_two_scored_splits_counts_once() -> None:
+    train = (["a", "b", "c", "d"], [0, 1, 0, 1])
+    dev = ClassificationData(*train, ["e", "f"], [0, 1])
+    test = ClassificationData(*train, ["g", "h"], [0, 1])
+    found = data_quality({"default": {"dev": dev, "test": test}})
+    assert found["splits"]["train"] == {"rows": 4, "duplicate_texts": 0, "conflicting_labels": 0}
+    # two subsets keep their own train splits, never one merged
+    found = data_quality({"en": {"test": dev}, "de": {"test": test}})
+    assert found["splits"]["en/train"]["rows"] == found["splits"]["de/train"]["rows"] == 4
+    assert found["overlap"]["en/train&de/train"] == 4 and "en/train&de/train" not in found["leaks"]
+
+
+def test_attack48_a_corpus_two_retrieval_splits_share_is_no_warning() -> None:
+    from chemteb_eval.runner.inspect import quality_warning
+
+    def split(queries: list[str]) -> RetrievalData:
+        ids = [f"q{i}" for i in range(len(queries))]
+        return RetrievalData(
+            ["d1", "d2", "d3"], ["benzene", "water", "ethanol"], ids, queries, {"q0": {"d1": 1}}
+        )
+
+    clean = {"default": {"dev": split(["a?", "b?"]), "test": split(["c?", "d?"])}}
+    found = data_quality(clean)
+    assert found["overlap"]["dev documents&test documents"] == 3  # reported, by design
+    assert all(n == 0 for n in found["leaks"].values())
+    assert quality_warning("T", clean) is None
+    leaking = {"default": {"dev": split(["a?", "b?"]), "test": split(["a?", "d?"])}}
+    line = quality_warning("T", leaking)
+    assert line is not None and "1 text(s) in both dev queries and test queries" in line
+
+
+def test_attack48_without_rdkit_the_smiles_figures_say_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chemteb_eval.data import chemistry
+    from chemteb_eval.results.diagnostics import _pooled, board_row
+    from chemteb_eval.runner.inspect import tokenization
+
+    from .helpers.hashing_encoder import HashingEncoder
+
+    class Tokenizing(HashingEncoder):
+        def token_ids(self, texts: list[str]) -> tuple[list[list[int]], int | None, int]:
+            return [[ord(c) for c in t] for t in texts], None, 0
+
+    monkeypatch.setattr(chemistry, "_chem", lambda: None)
+    chemistry.word_entity.cache_clear()
+    try:
+        found = tokenization(Tokenizing(), ["CCO", "hello world", "H2O"])
+    finally:
+        chemistry.word_entity.cache_clear()
+    assert isinstance(found, dict)
+    assert found["smiles"] == quality.UNAVAILABLE  # never a count of 0
+    assert found["text"]["entities_in_text"] == {"smiles": quality.UNAVAILABLE}  # no words
+    assert found["unavailable"]["strings"] == 1 and found["formula"]["strings"] == 1
+    pooled = _pooled([found], "smiles")
+    assert pooled["said"] == quality.UNAVAILABLE
+    row = board_row(
+        {"model": "m", "mean": None, "smiles": pooled, "text": _pooled([found], "text")}
+    )
+    assert row["SMILES"] is None and row["Tokenizer"].endswith(f"SMILES {quality.UNAVAILABLE}")
+
+
+def test_attack48_model2vec_counts_are_never_clipped_at_its_max_length(tmp_path: Any) -> None:
+    pytest.importorskip("model2vec")
+    import numpy as np
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from chemteb_eval.models import load_encoder
+    from chemteb_eval.runner.inspect import tokenization
+
+    words = Tokenizer(models.WordLevel({"[UNK]": 0, "benzene": 1}, unk_token="[UNK]"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    StaticModel(np.eye(2, dtype=np.float32), words).save_pretrained(str(tmp_path / "m"))
+    encoder = load_encoder(f"model2vec:{tmp_path / 'm'}")
+    assert encoder.meta.max_tokens == 512
+    texts = ["benzene water", "water benzene x", "benzene " * 2000, "water " * 2001]
+    encoder.encode(texts, prompt="", batch_size=4)  # model2vec turns its truncation on here
+    found = tokenization(encoder, texts)
+    assert isinstance(found, dict)
+    assert found["text"]["mean_tokens"] == pytest.approx((2 + 3 + 2000 + 2001) / 4)
+    assert found["text"]["cut_share"] == 0.5
+
+
+def test_attack48_the_runs_warning_does_no_rdkit_work_and_inspect_canonicalises_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("rdkit")
+    from chemteb_eval.runner.inspect import quality_warning
+
+    data = {"default": {"test": PairClassificationData(["CCO", "c1ccccc1"], ["OCC", "CC"], [1, 0])}}
+    calls: list[str] = []
+    real = vars(quality)["canonical_smiles"]  # the name data_quality calls
+
+    def counted(text: str) -> str | None:
+        calls.append(text)
+        return real(text)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(quality, "canonical_smiles", counted)
+    assert quality_warning("T", data) is None and calls == []
+    assert data_quality(data)["same_molecule"] == 1
+    assert sorted(calls) == sorted(["CCO", "OCC", "c1ccccc1", "CC"])  # each text once
+
+
+def test_attack48_a_text_holding_the_old_pair_separator_is_its_own() -> None:
+    from chemteb_eval.runner.inspect import distinct_texts
+
+    pairs = PairClassificationData(["a\u241fb", "a"], ["c", "b\u241fc"], [1, 0])
+    found = data_quality({"default": {"test": pairs}})
+    assert found["splits"]["test"] == {"rows": 2, "duplicate_texts": 0, "conflicting_labels": 0}
+    one = ClassificationData(["CCO\u241fOCC", "x"], [0, 1], ["y", "z"], [0, 1])
+    assert distinct_texts({"default": {"test": one}}) == ["CCO\u241fOCC", "x", "y", "z"]
+    if chemistry.rdkit_available():
+        assert data_quality({"default": {"test": one}})["same_molecule"] == 0
+
+
+def test_attack48_a_task_several_benchmarks_declare_is_inspected_with_b(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from chemteb_eval.cli import main
+
+    assert main(["inspect", "SDSGlovesClassification"]) == 2
+    err = capsys.readouterr().err
+    assert "name one with -b" in err and "ChemTEB" in err and "collection=" not in err
+    # with -b the task is found; offline its data cannot be had: one line saying so
+    assert main(["inspect", "SDSGlovesClassification", "-b", "ChemTEB"]) == 1
+    assert "BASF-AI/SDSGlovesClassification" in capsys.readouterr().err
+
+
+def test_attack48_a_damaged_unknown_share_leaves_its_file_out() -> None:
+    from chemteb_eval.results.diagnostics import _pooled
+
+    sound = {"smiles": {"strings": 100, "mean_tokens": 10, "unk_share": 0.5}}
+    for bad in (float("nan"), -1, 2.0, "0.1", None):
+        damaged = {"smiles": {"strings": 100, "mean_tokens": 10, "unk_share": bad}}
+        pooled = _pooled([sound, damaged], "smiles")
+        assert (pooled["strings"], pooled["unk_share"]) == (100, 0.5), bad
+
+
+def test_attack48_ctrl_c_in_inspect_says_nothing_was_written(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import chemteb_eval.runner.inspect as inspect
+    from chemteb_eval.cli import main
+
+    def interrupted(*_: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(inspect, "inspect_task", interrupted)
+    assert main(["inspect", "PipChemWikiRetrieval"]) == 130
+    err = capsys.readouterr().err
+    assert "writes nothing" in err and "resumes" not in err
+
+
+def test_attack48_a_csv_field_over_the_limit_names_its_own_line(tmp_path: Any) -> None:
+    from chemteb_eval.data.custom import CustomDataError, _csv_rows
+
+    path = tmp_path / "train.csv"
+    path.write_text("text,label\r\nwater,a\r\nbenzene,b\r\n" + "C" * 200_000 + ",a\r\n")
+    with pytest.raises(CustomDataError, match=r"train\.csv:4: not a CSV row"):
+        list(_csv_rows(path))

@@ -166,10 +166,28 @@ def _cells(driver: Any, table: str, heading: str) -> list[str]:
 
 
 def _click_tab(driver: Any, label: str) -> None:
+    """Click a tab as a user does: in the tab bar, or, where Gradio moved it into the bar's
+    overflow menu (the window is narrower than the tabs), through "More tabs"."""
     from selenium.webdriver.common.by import By
 
-    buttons = driver.find_elements(By.CSS_SELECTOR, "button[role='tab']")
-    _wait(lambda: [b for b in buttons if b.text.strip() == label], what=f"tab {label}")[0].click()
+    def find() -> list[Any]:
+        tabs = driver.find_elements(By.CSS_SELECTOR, "button[role='tab']")
+        shown = [b for b in tabs if b.text.strip() == label and b.is_displayed()]
+        if shown:
+            return shown
+        listed = [
+            b
+            for b in driver.find_elements(By.CSS_SELECTOR, ".overflow-dropdown button")
+            if (b.get_attribute("textContent") or "").strip() == label
+        ]
+        if listed and listed[0].is_displayed():
+            return listed
+        more = driver.find_elements(By.CSS_SELECTOR, "button[aria-label='More tabs']")
+        if listed and more and more[0].is_displayed():
+            more[0].click()  # opens the menu: the next look finds the tab shown
+        return []
+
+    _wait(find, what=f"tab {label}")[0].click()
 
 
 def _download(driver: Any, button_id: str) -> Path:
@@ -431,3 +449,28 @@ def test_analysis_tabs_in_the_browser(serve: Any, browser: Any, tmp_path: Path) 
     for row, z in zip(table[1:], heat["z"], strict=True):
         assert [None if v == "" else float(v) for v in row[2:]] == pytest.approx(z, abs=5e-7)
     _screenshot(browser, tmp_path, "leaderboard-correlations.png")
+
+    # Tokenization (issue 48): each model's tokens per SMILES beside its mean, as the page
+    # shows them, equal to what `chemteb rank --diagnostics` computes from the same files
+    _click_tab(browser, "Tokenization")
+    _wait(lambda: "tab=tokenization" in browser.current_url, what="the tab in the URL")
+    from chemteb_eval.results.board import read_results
+    from chemteb_eval.results.diagnostics import chemistry_rows
+    from chemteb_eval.tasks import get_benchmark
+
+    bench = get_benchmark("ChemTEB(paper)")
+    expected = {
+        r["model"]: f"{r['smiles']['tokens']:,.1f}"
+        for r in chemistry_rows(read_results([root], bench), bench)
+    }
+    shown = _wait(
+        lambda: dict(
+            zip(
+                _cells(browser, "tokenization-table", "Model"),
+                _cells(browser, "tokenization-table", "Tokens/SMILES"),
+                strict=False,
+            )
+        ),
+        what="the tokenization table",
+    )
+    assert shown == expected and len(shown) == 8

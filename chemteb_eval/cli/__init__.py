@@ -112,10 +112,13 @@ def _main(argv: Sequence[str] | None) -> int:
         _say(f"chemteb: {exc}")
         return 1
     except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback from inside torch
-        _say(
-            "chemteb: interrupted; what was done is kept (result files, committed embeddings, "
-            "the run's record): the same command resumes."
-        )
+        if getattr(args, "writes", True):
+            _say(
+                "chemteb: interrupted; what was done is kept (result files, committed "
+                "embeddings, the run's record): the same command resumes."
+            )
+        else:
+            _say("chemteb: interrupted; this command writes nothing: rerun it when you like.")
         return 130
     except BrokenPipeError:  # e.g. `chemteb list | head`
         # Reading stops early; point stdout at devnull so the interpreter exits quietly.

@@ -29,8 +29,15 @@ def add_inspect(sub: Subparsers) -> None:
         help="also how this model's tokenizer cuts the task's strings, per class (CAS, "
         "formula, SMILES, text): tokens per string, unknown-token share, texts cut",
     )
+    inspector.add_argument(
+        "-b",
+        "--benchmark",
+        help="the benchmark whose declaration of TASK to inspect, for a task that several "
+        "collections hold at other revisions (ChemNQRetrieval: ChemTEB's and MTEB's)",
+    )
     inspector.add_argument("--json", action="store_true", help="the report as JSON")
-    inspector.set_defaults(func=_cmd_inspect)
+    # Ctrl-C's line: inspect writes nothing, so there is nothing to keep or resume
+    inspector.set_defaults(func=_cmd_inspect, writes=False)
 
 
 def _task(args: argparse.Namespace) -> tuple[Any, str | None]:
@@ -44,7 +51,18 @@ def _task(args: argparse.Namespace) -> tuple[Any, str | None]:
         return declared.to_task(), str(declared.source) if declared.source else None
     from chemteb_eval import tasks
 
-    return tasks.get_task(args.task), None
+    if args.benchmark:
+        return tasks.get_task(args.task, tasks.get_benchmark(args.benchmark).collection), None
+    holders = [b.name for b in tasks.BENCHMARKS.values() if args.task in b.tasks]
+    try:
+        return tasks.get_task(args.task), None
+    except ValueError as exc:
+        if "several collections" not in str(exc):
+            raise
+        raise ValueError(
+            f"inspect: {args.task!r} is declared by several benchmarks at other revisions "
+            f"({', '.join(holders)}): name one with -b, e.g. -b {holders[0]!r}."
+        ) from None
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -97,18 +115,35 @@ def _token_lines(report: dict[str, Any]) -> list[str]:
         return []
     if not isinstance(found, dict):
         return [f"tokenization by {shown(report['model'])}: {found}"]
-    head = f"{'class':<12} {'strings':>8} {'tokens':>7} {'p95':>6} {'unk':>6} {'cut':>6}"
-    lines = ["", f"tokenization by {shown(report['model'])} (each string alone):", head]
-    rows = [(k, v) for k, v in found.items()]
-    rows += [
-        (f"  {k} in text", v) for k, v in found.get("text", {}).get("entities_in_text", {}).items()
-    ]
+    words = any(isinstance(v, dict) and "oov_share" in v for v in found.values())
+    if words:  # a word model: the share of its words the vectors do not hold
+        head = f"{'class':<12} {'strings':>8} {'OOV words':>10}"
+        lines = ["", f"words of {shown(report['model'])} (out of vocabulary):", head]
+    else:
+        head = f"{'class':<12} {'strings':>8} {'tokens':>7} {'p95':>6} {'unk':>6} {'cut':>6}"
+        lines = ["", f"tokenization by {shown(report['model'])} (each string alone):", head]
+    inside = (
+        found.get("text", {}).get("entities_in_text", {})
+        if isinstance(found.get("text"), dict)
+        else {}
+    )
+    rows = [*found.items(), *((f"  {k} in text", v) for k, v in inside.items())]
     for name, stats in rows:
-        if not stats.get("strings"):
-            lines.append(f"{name:<12} {0:>8}")
-            continue
-        lines.append(
-            f"{name:<12} {stats['strings']:>8,} {stats['mean_tokens']:>7.1f} "
-            f"{stats['p95_tokens']:>6.0f} {stats['unk_share'] or 0:>6.1%} {stats['cut_share']:>6.1%}"
-        )
+        lines.append(_token_line(name, stats))
     return lines
+
+
+def _token_line(name: str, stats: Any) -> str:
+    """One class's line: its figures, a word model's OOV share, or what it says instead (a
+    class RDKit decides, without RDKit)."""
+    if not isinstance(stats, dict):
+        return f"{name:<12} {stats}"
+    if not stats.get("strings"):
+        return f"{name:<12} {0:>8}"
+    if "oov_share" in stats:
+        oov = stats["oov_share"]
+        return f"{name:<12} {stats['strings']:>8,} {'-' if oov is None else f'{oov:.1%}':>10}"
+    return (
+        f"{name:<12} {stats['strings']:>8,} {stats['mean_tokens']:>7.1f} "
+        f"{stats['p95_tokens']:>6.0f} {stats['unk_share'] or 0:>6.1%} {stats['cut_share']:>6.1%}"
+    )

@@ -199,7 +199,8 @@ def _frontier(models: list[Any], bench: Any, chosen: str, as_json: bool) -> int:
 
 
 def _diagnostics(models: list[Any], bench: Any, chosen: str, as_json: bool) -> int:
-    """``rank --diagnostics``: tokens per SMILES and the unknown share beside each mean."""
+    """``rank --diagnostics``: tokens per SMILES and the unknown share beside each mean (the
+    Space's Tokenization tab, cell for cell)."""
     import json
 
     from chemteb_eval.results.diagnostics import chemistry_rows
@@ -213,27 +214,39 @@ def _diagnostics(models: list[Any], bench: Any, chosen: str, as_json: bool) -> i
     width = max([5, *(len(shown(r["model"])) for r in rows)])
     head = (
         f"{'model':<{width}} {'mean':>7} {'SMILES':>7} {'tok/SMILES':>10} {'unk':>10} "
-        f"{'tok/text':>8}"
+        f"{'tok/text':>8} {'unk text':>10}"
     )
     print(
         f"{bench.name}: how each model's tokenizer cuts its tasks' strings\n{head}\n{'-' * len(head)}"
     )
+    notes = []
     for r in rows:
         mean = f"{r['mean']:.4f}" if r["mean"] is not None else "-"
         if "smiles" not in r:
-            print(f"{shown(r['model']):<{width}} {mean:>7} {r['chemistry'] or 'not recorded':>7}")
+            print(f"{shown(r['model']):<{width}} {mean:>7} {r['chemistry'] or 'not recorded'}")
             continue
         smiles, text = r["smiles"], r["text"]
-        per = f"{smiles['tokens']:.1f}" if smiles["tokens"] is not None else "-"
-        unk = f"{smiles['unk_share']:.1%}" if smiles["unk_share"] is not None else "-"
-        if "oov_share" in smiles:  # a word model: its words' out-of-vocabulary share
-            unk = f"{smiles['oov_share']:.1%} OOV"
-        words = f"{text['tokens']:.1f}" if text["tokens"] is not None else "-"
+        if "said" in smiles:
+            notes.append(f"{shown(r['model'])}: SMILES {smiles['said']}")
+        count = f"{smiles['strings']:,}" if "said" not in smiles else "n/a"
         print(
-            f"{shown(r['model']):<{width}} {mean:>7} {smiles['strings']:>7,} {per:>10} {unk:>10} "
-            f"{words:>8}"
+            f"{shown(r['model']):<{width}} {mean:>7} {count:>7} {_tokens(smiles):>10} "
+            f"{_unknown(smiles):>10} {_tokens(text):>8} {_unknown(text):>10}"
         )
+    for note in notes:
+        print(note)
     return 0
+
+
+def _tokens(pooled: dict[str, Any]) -> str:
+    return f"{pooled['tokens']:.1f}" if pooled["tokens"] is not None else "-"
+
+
+def _unknown(pooled: dict[str, Any]) -> str:
+    """The unknown-token share, or a word model's out-of-vocabulary share (marked)."""
+    if "oov_share" in pooled:
+        return f"{pooled['oov_share']:.1%} OOV"
+    return f"{pooled['unk_share']:.1%}" if pooled["unk_share"] is not None else "-"
 
 
 def rank_benchmark(

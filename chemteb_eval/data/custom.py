@@ -229,7 +229,14 @@ def _not_utf8(path: Path, exc: UnicodeDecodeError) -> CustomDataError:
 
 def _csv_rows(path: Path) -> Iterator[Row]:
     with path.open(encoding="utf-8-sig", newline="") as handle:  # Excel writes a BOM
-        reader = csv.DictReader(handle)
+        read = [0]  # lines handed to csv: its own line_num lags one on a field over its limit
+
+        def lines() -> Iterator[str]:
+            for line in handle:
+                read[0] += 1
+                yield line
+
+        reader = csv.DictReader(lines())
         try:
             names = list(reader.fieldnames or [])
             twice = sorted({c for c in names if names.count(c) > 1})
@@ -246,7 +253,7 @@ def _csv_rows(path: Path) -> Iterator[Row]:
                     raise CustomDataError(f"{where}: {count} fields where the header has {header}.")
                 yield where, row
         except csv.Error as exc:  # a field over csv's limit, a stray NUL
-            raise CustomDataError(f"{path}:{reader.line_num}: not a CSV row ({exc}).") from None
+            raise CustomDataError(f"{path}:{read[0]}: not a CSV row ({exc}).") from None
 
 
 def _jsonl_rows(path: Path) -> Iterator[Row]:

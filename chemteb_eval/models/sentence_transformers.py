@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 
 from ._source import hub_access, load_error, local_folder, network_errors
-from ._threads import TOKENIZER_LOCK, one_thread_per_call
+from ._threads import TOKENIZER_LOCK, one_thread_per_call, whole_token_ids
 from .backends import DEFAULT_MODEL, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
@@ -223,11 +223,8 @@ class SentenceTransformerEncoder:
         """Each text's token ids alone (no prompt, no special tokens), the tokenizer's
         unknown-token id, and how many special tokens the model adds to a text
         (``chemteb inspect --model``: tokens per chemical string)."""
-        tokenizer = self.model.tokenizer
-        with TOKENIZER_LOCK:
-            found = tokenizer(texts, add_special_tokens=False, truncation=False, verbose=False)
-            specials = int(tokenizer.num_special_tokens_to_add())
-        return [list(x) for x in found["input_ids"]], tokenizer.unk_token_id, specials
+        ids, specials = whole_token_ids(self.model.tokenizer, texts)
+        return ids, self.model.tokenizer.unk_token_id, specials
 
     def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """Tokens each text would take whole (prompt and special tokens included): above

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ class Model2VecEncoder:
         except network_errors() as exc:
             raise load_error(name, exc) from None
         vectors = getattr(self.model, "embedding", None)
+        self._whole: Any = None  # token_ids' tokenizer (built at its first call)
         self.meta = ModelMeta(
             name=folder.name if folder is not None else name,
             revision=None,
@@ -61,7 +63,12 @@ class Model2VecEncoder:
         """Each text's token ids as model2vec's own tokenizer gives them (no special tokens:
         model2vec adds none), its unknown-token id (tokens it drops before averaging, so a
         text's unknown share is the share of it the vector never sees), and 0 specials."""
-        found = self.model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+        if self._whole is None:
+            # a copy that never cuts: model2vec's encode sets its own tokenizer's truncation to
+            # max_length (512), which would clip every count there and hide the texts it cuts
+            self._whole = copy.deepcopy(self.model.tokenizer)
+            self._whole.no_truncation()
+        found = self._whole.encode_batch_fast(texts, add_special_tokens=False)
         return [list(e.ids) for e in found], getattr(self.model, "unk_token_id", None), 0
 
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:

@@ -33,18 +33,29 @@ def _figure(stats: Any, key: str, high: float = _MAX) -> float | None:
 def _pooled(blocks: Sequence[Any], kind: str) -> dict[str, Any]:
     """One class's strings, mean tokens and unknown share pooled over the tasks' blocks; a
     word model's blocks (``oov_share``, no tokens) pool their out-of-vocabulary share by
-    strings instead (its words per string are not recorded)."""
+    strings instead (its words per string are not recorded). A block whose figures are not
+    all sound is left out whole; a class a block states in words instead (SMILES without
+    RDKit) is ``said``."""
     strings = tokens = unknown = oov_strings = oov = 0.0
+    said = None
     for block in blocks:
         stats = block.get(kind) if isinstance(block, dict) else None
-        n, mean = _figure(stats, "strings"), _figure(stats, "mean_tokens")
-        share = _figure(stats, "oov_share", 1.0)
-        if n and mean is None and share is not None:
-            oov_strings, oov = oov_strings + n, oov + n * share
-        if not n or mean is None:
+        if isinstance(stats, str):
+            said = stats
             continue
-        share = _figure(stats, "unk_share", 1.0) or 0.0
-        strings, tokens, unknown = strings + n, tokens + n * mean, unknown + n * mean * share
+        n, mean = _figure(stats, "strings"), _figure(stats, "mean_tokens")
+        if not n:
+            continue
+        if mean is None:
+            share = _figure(stats, "oov_share", 1.0)
+            if share is not None:
+                oov_strings, oov = oov_strings + n, oov + n * share
+            continue
+        share = _figure(stats, "unk_share", 1.0)
+        if share is None and mean > 0:  # damaged: never read as 0
+            continue
+        strings, tokens = strings + n, tokens + n * mean
+        unknown += n * mean * (share or 0.0)
     out: dict[str, Any] = {
         "strings": int(strings or oov_strings),
         "tokens": tokens / strings if strings else None,
@@ -52,6 +63,8 @@ def _pooled(blocks: Sequence[Any], kind: str) -> dict[str, Any]:
     }
     if oov_strings and not strings:
         out["oov_share"] = oov / oov_strings
+    if said is not None and not strings and not oov_strings:
+        out["said"] = said
     return out
 
 
@@ -83,22 +96,22 @@ def board_row(row: dict[str, Any]) -> dict[str, Any]:
     mean, then tokens per SMILES and their unknown share, tokens per text (a word model's
     out-of-vocabulary share in the unknown column, said in ``Tokenizer``)."""
     smiles, text = row.get("smiles") or {}, row.get("text") or {}
-    said = row.get("chemistry")
+    kind = (
+        "words: unknown = out of vocabulary"
+        if "oov_share" in smiles or "oov_share" in text
+        else "not ours to call (an API)"
+        if row.get("chemistry") == UNKNOWN
+        else "not recorded (files from before)"
+        if "smiles" not in row
+        else "its own"
+    )
     return {
         "Model": row["model"],
         "Mean": row["mean"],
-        "SMILES": smiles.get("strings") or None,
+        "SMILES": smiles.get("strings") or None,  # none, or unavailable: "—"
         "Tokens/SMILES": smiles.get("tokens"),
         "Unknown (SMILES)": smiles.get("oov_share", smiles.get("unk_share")),
         "Tokens/text": text.get("tokens"),
         "Unknown (text)": text.get("oov_share", text.get("unk_share")),
-        "Tokenizer": (
-            "words: unknown = out of vocabulary"
-            if "oov_share" in smiles or "oov_share" in text
-            else "not ours to call (an API)"
-            if said == UNKNOWN
-            else "not recorded (files from before)"
-            if "smiles" not in row
-            else "its own"
-        ),
+        "Tokenizer": kind if "said" not in smiles else f"{kind}; SMILES {smiles['said']}",
     }

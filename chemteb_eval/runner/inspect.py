@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from chemteb_eval.data import load_task
-from chemteb_eval.data.chemistry import CLASSES, classify, named_entities
-from chemteb_eval.data.quality import PAIR, ROWS, data_quality
+from chemteb_eval.data.chemistry import CLASSES, classify, rdkit_available, word_entity
+from chemteb_eval.data.quality import UNAVAILABLE as NO_RDKIT
+from chemteb_eval.data.quality import data_quality, sides, task_parts
 from chemteb_eval.data.types import SplitData
 from chemteb_eval.models.base import Encoder
 from chemteb_eval.tasks import Task
@@ -39,18 +40,16 @@ def inspect_task(
     out: dict[str, Any] = {"task": task.name, "type": task.type, "data_quality": data_quality(data)}
     if encoder is not None:
         out["model"] = encoder.meta.name
-        out["tokenization"] = tokenization(encoder, distinct_texts(data))
+        out["tokenization"] = chemistry_block(encoder, data)
     return out
 
 
 def distinct_texts(data: Mapping[str, Mapping[str, SplitData]]) -> list[str]:
     """The task's distinct texts, each side of a pair its own, in first-seen order."""
     seen: dict[str, None] = {}
-    for splits in data.values():
-        for name, split_data in splits.items():
-            for rows in ROWS[type(split_data)](split_data, name).values():
-                for text, _ in rows:
-                    seen.update(dict.fromkeys(text.split(PAIR)))
+    for _, part in task_parts(data):
+        for text, _ in part.rows:
+            seen.update(dict.fromkeys(sides(text)))
     return list(seen)
 
 
@@ -86,17 +85,31 @@ def tokenization(encoder: Encoder, texts: Iterable[str]) -> dict[str, Any] | str
     if not hasattr(encoder, "token_ids"):
         return UNKNOWN
     by_class: dict[str, list[str]] = {}
-    entities: dict[str, dict[str, None]] = {}
     for text in texts:
-        kind = classify(text)
-        by_class.setdefault(kind, []).append(text)
-        if kind == "text":
-            for token, found in named_entities(text):
-                entities.setdefault(found, {})[token] = None
+        by_class.setdefault(classify(text), []).append(text)
+    # the texts' distinct words, each classed once (named_entities' rule, word_entity)
+    words: dict[str, None] = {}
+    for text in by_class.get("text", []):
+        words.update(dict.fromkeys(text.split()))
+    entities: dict[str, dict[str, None]] = {}
+    for word in words:
+        named = word_entity(word)
+        if named is not None:
+            entities.setdefault(named[1], {})[named[0]] = None
     out: dict[str, Any] = {k: _stats(encoder, by_class.get(k, [])) for k in CLASSES}
     for kind in set(by_class) - set(CLASSES):
         out[kind] = _stats(encoder, by_class[kind])
     out["text"]["entities_in_text"] = {k: _stats(encoder, list(v)) for k, v in entities.items()}
+    return _without_rdkit(out)
+
+
+def _without_rdkit(out: dict[str, Any]) -> dict[str, Any]:
+    """Without RDKit the SMILES class says so, never a count of 0 (its candidates are counted
+    apart, as ``unavailable``)."""
+    if not rdkit_available():
+        out["smiles"] = NO_RDKIT
+        if isinstance(out.get("text"), dict):
+            out["text"].setdefault("entities_in_text", {})["smiles"] = NO_RDKIT
     return out
 
 
@@ -117,14 +130,14 @@ def chemistry_block(encoder: Encoder, data: Mapping[str, Mapping[str, SplitData]
     for kind, members in by_class.items():
         words, unknown = count(members)
         out[kind] = {"strings": len(members), "oov_share": unknown / words if words else None}
-    return out
+    return _without_rdkit(out)
 
 
 def quality_warning(name: str, data: Mapping[str, Mapping[str, SplitData]]) -> str | None:
     """One line for a task file's run whose data shares texts between splits or gives a text
     two labels (the score is still computed); ``None`` when it does neither."""
-    quality = data_quality(data)
-    shared = {pair: n for pair, n in quality["overlap"].items() if n}
+    quality = data_quality(data, molecules=False)  # the run's warning needs no RDKit work
+    shared = {pair: n for pair, n in quality["leaks"].items() if n}
     conflicting = {s: c["conflicting_labels"] for s, c in quality["splits"].items()}
     conflicting = {s: n for s, n in conflicting.items() if n}
     said = [f"{n:,} text(s) in both {pair.replace('&', ' and ')}" for pair, n in shared.items()]
