@@ -27,3 +27,14 @@ def record(key: str, values: dict[str, Any]) -> None:
     subprocess.run(
         [sys.executable, str(REPO / "scripts" / "docs_figures.py"), "--render"], check=True
     )
+
+
+def publish(key: str, values: dict[str, Any], *, to_docs: bool = True) -> None:
+    """A benchmark's figures: ``benchmarks/out/<key>.json``, printed, and (``to_docs``)
+    recorded in ``docs/figures.json`` with the pages rendered."""
+    folder = REPO / "benchmarks" / "out"
+    folder.mkdir(exist_ok=True)
+    (folder / f"{key}.json").write_text(json.dumps(values, indent=1) + "\n")
+    print(json.dumps(values, indent=1))
+    if to_docs:
+        record(key, values)

@@ -18,7 +18,6 @@ Writes benchmarks/out/inspect.json and docs/figures.json["inspect"].
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -150,14 +149,9 @@ def main() -> None:
     for stats in smiles.values():
         for key in ("mean_tokens", "p95_tokens", "unk_share", "cut_share"):
             stats[key] = round(stats[key], 4) if stats[key] is not None else None
-    out = Path(__file__).parent / "out"
-    out.mkdir(exist_ok=True)
-    (out / "inspect.json").write_text(json.dumps(found, indent=1) + "\n")
-    print(json.dumps(found, indent=1))
-    if not args.no_record:
-        from _figures import record
+    from _figures import publish
 
-        record("inspect", found)
+    publish("inspect", found, to_docs=not args.no_record)
 
 
 if __name__ == "__main__":

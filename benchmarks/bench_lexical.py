@@ -87,14 +87,9 @@ def main() -> None:
         "hybrid_index_mb": round(files["hybrid"]["storage"]["index_bytes"] / 1e6, 1),
         "documents": files["bm25"]["storage"]["documents"],
     }
-    folder = Path(__file__).parent / "out"
-    folder.mkdir(exist_ok=True)
-    (folder / "lexical.json").write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps(result, indent=1))
-    if not args.no_record:
-        from _figures import record
+    from _figures import publish
 
-        record("lexical", result)
+    publish("lexical", result, to_docs=not args.no_record)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ from typing import Any
 
 import gradio as gr
 from state import AppState, Filters
-from views import efficiency_figure, frame, write_csv
+from views import efficiency_figure, write_csv
 
-from .base import Layout, Tab, download_button
+from .base import Layout, Tab, download_button, filtered
 
 
 def layout(state: AppState, default: Mapping[str, Any]) -> Layout:
@@ -19,8 +19,7 @@ def layout(state: AppState, default: Mapping[str, Any]) -> Layout:
 
 def view(state: AppState, filters: Filters) -> list[Any]:
     board = filters.board(state)
-    rows = filters.rows(board, board.efficiency)
-    df = frame(rows, columns=list(board.efficiency[0]) if board.efficiency else ["Model"])
+    rows, df = filtered(filters, board, board.efficiency)
     return [efficiency_figure(board, rows), write_csv(df, f"{board.benchmark.name}-efficiency")]
 
 

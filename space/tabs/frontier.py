@@ -8,32 +8,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import gradio as gr
 import plotly.graph_objects as go
-from state import AppState, Filters
-from views import frame, plot_text, write_csv
+from views import plot_text
 
-from .base import Layout, Tab, download_button, table_update
+from .base import plot_table_tab
 
 # the "95% CI" cell, "low-high" (either may be negative: a correlation's)
 _INTERVAL = re.compile(r"(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)")
-
-
-def layout(state: AppState, default: Mapping[str, Any]) -> Layout:
-    plot = gr.Plot(elem_id="frontier-plot")
-    table = gr.Dataframe(elem_id="frontier-table", interactive=False, wrap=True)
-    return Layout(outputs=(plot, table, download_button("frontier-csv")))
-
-
-def view(state: AppState, filters: Filters) -> list[Any]:
-    board = filters.board(state)
-    rows = filters.rows(board, board.frontier)
-    df = frame(rows, columns=list(board.frontier[0]) if board.frontier else ["Model"])
-    return [
-        frontier_figure(board.benchmark.name, rows),
-        table_update(df),
-        write_csv(df, f"{board.benchmark.name}-frontier"),
-    ]
 
 
 def frontier_figure(benchmark: str, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
@@ -98,4 +79,4 @@ def frontier_figure(benchmark: str, rows: Sequence[Mapping[str, Any]]) -> go.Fig
     return fig
 
 
-TAB = Tab(id="frontier", label="Frontier", layout=layout, view=view)
+TAB = plot_table_tab("frontier", "Frontier", "frontier", frontier_figure)

@@ -11,9 +11,9 @@ from typing import Any
 
 import gradio as gr
 from state import AppState, Filters
-from views import frame, write_csv
+from views import write_csv
 
-from .base import Layout, Tab, download_button, table_update
+from .base import Layout, Tab, download_button, filtered, table_update
 
 _NONE = (
     "No BM25 row in these results: `chemteb run -m bm25s` scores MTEB's BM25 on the "
@@ -38,12 +38,8 @@ def layout(state: AppState, default: Mapping[str, Any]) -> Layout:
 
 def view(state: AppState, filters: Filters) -> list[Any]:
     board = filters.board(state)
-    versus = filters.rows(board, board.versus)
-    placed = filters.rows(board, board.lexical_frontier)
-    df = frame(versus, columns=list(board.versus[0]) if board.versus else ["Model"])
-    front = frame(
-        placed, columns=list(board.lexical_frontier[0]) if board.lexical_frontier else ["Model"]
-    )
+    _, df = filtered(filters, board, board.versus)
+    _, front = filtered(filters, board, board.lexical_frontier)
     name = board.benchmark.name
     note = (
         _NONE

@@ -8,12 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import gradio as gr
 import plotly.graph_objects as go
-from state import AppState, Filters
-from views import frame, plot_text, write_csv
+from views import plot_text
 
-from .base import Layout, Tab, download_button, table_update
+from .base import plot_table_tab
 
 _NOTE = (
     "Tokens per SMILES and the share of them the tokenizer does not know, over the "
@@ -22,24 +20,6 @@ _NOTE = (
     "(its tokenizer is not ours to call). `chemteb inspect TASK -m MODEL` gives one task's "
     "figures per class of string."
 )
-
-
-def layout(state: AppState, default: Mapping[str, Any]) -> Layout:
-    gr.Markdown(_NOTE, elem_id="tokenization-note")  # static: the view never changes it
-    plot = gr.Plot(elem_id="tokenization-plot")
-    table = gr.Dataframe(elem_id="tokenization-table", interactive=False, wrap=True)
-    return Layout(outputs=(plot, table, download_button("tokenization-csv")))
-
-
-def view(state: AppState, filters: Filters) -> list[Any]:
-    board = filters.board(state)
-    rows = filters.rows(board, board.tokenization)
-    df = frame(rows, columns=list(board.tokenization[0]) if board.tokenization else ["Model"])
-    return [
-        tokenization_figure(board.benchmark.name, rows),
-        table_update(df),
-        write_csv(df, f"{board.benchmark.name}-tokenization"),
-    ]
 
 
 def tokenization_figure(benchmark: str, rows: Sequence[Mapping[str, Any]]) -> go.Figure:
@@ -73,4 +53,4 @@ def tokenization_figure(benchmark: str, rows: Sequence[Mapping[str, Any]]) -> go
     return fig
 
 
-TAB = Tab(id="tokenization", label="Tokenization", layout=layout, view=view)
+TAB = plot_table_tab("tokenization", "Tokenization", "tokenization", tokenization_figure, _NOTE)
