@@ -27,7 +27,7 @@ __all__ = [
     "tokenization",
 ]
 
-UNKNOWN = "unknown"  # a model whose tokenizer is not ours to call (an API, a word model)
+UNKNOWN = "unknown"  # a model whose tokenizer is not ours to call (an API)
 _CHUNK = 4_096  # texts tokenised at once (bounded memory)
 
 
