@@ -180,3 +180,20 @@ def test_no_string_rdkit_parses_is_told_apart_before_it(text: str) -> None:
     pytest.importorskip("rdkit")
     if chemistry._chem().MolFromSmiles(text) is not None:
         assert not _told_apart(text)
+
+
+def test_attack48b_a_formula_that_opens_with_a_bracket_keeps_it_at_an_asides_end() -> None:
+    found = list(chemistry.named_entities("salts (e.g. (NH4)2SO4) and (NH4)3PO4) were used"))
+    assert found == [("(NH4)2SO4", "formula"), ("(NH4)3PO4", "formula")]
+
+
+@pytest.mark.parametrize(
+    "text", ["C\u00e9", "CC\u00e9", "C\u20ac", "\u20acC", "C\u00b0", "CCO\ufeff", "C\ud800"]
+)
+def test_attack48b_a_smiles_is_ascii(text: str) -> None:
+    """RDKit skips some non-ASCII characters ("Cé" parses as C) and raises on a lone
+    surrogate; a SMILES here is ASCII, as OpenSMILES defines it."""
+    if chemistry.rdkit_available():
+        assert not chemistry.is_smiles(text)
+    assert classify(text) == "text"  # with RDKit or without: never a SMILES, never unavailable
+    assert chemistry.word_entity(f"({text})") is None

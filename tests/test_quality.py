@@ -368,7 +368,7 @@ def test_attack48_without_rdkit_the_smiles_figures_say_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from chemteb_eval.data import chemistry
-    from chemteb_eval.results.diagnostics import _pooled, board_row
+    from chemteb_eval.results.diagnostics import NO_RDKIT, _pooled, board_row
     from chemteb_eval.runner.inspect import tokenization
 
     from .helpers.hashing_encoder import HashingEncoder
@@ -388,11 +388,11 @@ def test_attack48_without_rdkit_the_smiles_figures_say_unavailable(
     assert found["text"]["entities_in_text"] == {"smiles": quality.UNAVAILABLE}  # no words
     assert found["unavailable"]["strings"] == 1 and found["formula"]["strings"] == 1
     pooled = _pooled([found], "smiles")
-    assert pooled["said"] == quality.UNAVAILABLE
+    assert pooled["said"] == NO_RDKIT  # where the run ran, said where the figures are read
     row = board_row(
         {"model": "m", "mean": None, "smiles": pooled, "text": _pooled([found], "text")}
     )
-    assert row["SMILES"] is None and row["Tokenizer"].endswith(f"SMILES {quality.UNAVAILABLE}")
+    assert row["SMILES"] is None and row["Tokenizer"].endswith(f"SMILES {NO_RDKIT}")
 
 
 def test_attack48_model2vec_counts_are_never_clipped_at_its_max_length(tmp_path: Any) -> None:
@@ -494,3 +494,52 @@ def test_attack48_a_csv_field_over_the_limit_names_its_own_line(tmp_path: Any) -
     path.write_text("text,label\r\nwater,a\r\nbenzene,b\r\n" + "C" * 200_000 + ",a\r\n")
     with pytest.raises(CustomDataError, match=r"train\.csv:4: not a CSV row"):
         list(_csv_rows(path))
+
+
+# The second outside attack on issue 48
+
+
+def test_attack48b_a_figure_no_float_holds_or_a_count_not_whole_is_left_out() -> None:
+    from chemteb_eval.results.diagnostics import _pooled
+
+    sound = {"smiles": {"strings": 100, "mean_tokens": 10, "unk_share": 0.5}}
+    for strings in (10**400, 2.5, -3, True):
+        damaged = {"smiles": {"strings": strings, "mean_tokens": 10, "unk_share": 0.0}}
+        pooled = _pooled([sound, damaged], "smiles")
+        assert (pooled["strings"], pooled["unk_share"]) == (100, 0.5), strings
+    huge = {"smiles": {"strings": 5, "mean_tokens": 10**400, "unk_share": 0.0}}
+    assert _pooled([sound, huge], "smiles")["tokens"] == 10
+
+
+def test_attack48b_only_the_runs_own_words_are_shown_in_place_of_figures(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from chemteb_eval.results.diagnostics import NO_RDKIT, _pooled
+
+    hostile = {"smiles": "\x1b[31mRED\x1b]0;TITLE\x07 <a href=x>link</a>"}
+    assert "said" not in _pooled([hostile], "smiles")  # damage, never shown
+    assert _pooled([{"smiles": quality.UNAVAILABLE}], "smiles")["said"] == NO_RDKIT
+
+
+def test_attack48b_a_lone_surrogate_in_a_task_file_is_refused_at_its_line(tmp_path: Any) -> None:
+    from chemteb_eval.data.custom import CustomDataError, _jsonl_rows
+
+    path = tmp_path / "train.jsonl"
+    path.write_text('{"text": "CCO", "label": "a"}\n{"text": "C\\ud800", "label": "a"}\n')
+    with pytest.raises(CustomDataError, match=r"train\.jsonl:2: a \\u escape names half"):
+        list(_jsonl_rows(path))
+    path.write_text('{"text": "caf\\u00e9 \\ud83d\\ude00", "label": "a"}\n')  # a whole pair
+    assert [row["text"] for _, row in _jsonl_rows(path)] == ["café \U0001f600"]
+
+
+def test_attack48b_b_names_the_benchmarks_that_declare_the_task(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    from chemteb_eval.cli import main
+
+    assert main(["inspect", "-b", "PipChem", "ChemNQRetrieval"]) == 2
+    err = capsys.readouterr().err
+    assert "not a task of PipChem" in err and "pass -b 'ChemTEB'" in err and "no -b" not in err
+    (tmp_path / "t.yaml").write_text("name: T\n")
+    assert main(["inspect", "-b", "ChemTEB", "--task-file", str(tmp_path / "t.yaml")]) == 2
+    assert "drop -b" in capsys.readouterr().err

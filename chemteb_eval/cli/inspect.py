@@ -44,6 +44,11 @@ def _task(args: argparse.Namespace) -> tuple[Any, str | None]:
     """The task to inspect and its data's folder (a task file's)."""
     if bool(args.task) == bool(args.task_file):
         raise ValueError("inspect: name one task, or one --task-file (not both).")
+    if args.task_file and args.benchmark:
+        raise ValueError(
+            "inspect: -b names the benchmark that declares a registered task; a task file "
+            "declares its own task: drop -b."
+        )
     if args.task_file:
         from chemteb_eval.tasks.custom import read_task_file
 
@@ -51,9 +56,15 @@ def _task(args: argparse.Namespace) -> tuple[Any, str | None]:
         return declared.to_task(), str(declared.source) if declared.source else None
     from chemteb_eval import tasks
 
-    if args.benchmark:
-        return tasks.get_task(args.task, tasks.get_benchmark(args.benchmark).collection), None
     holders = [b.name for b in tasks.BENCHMARKS.values() if args.task in b.tasks]
+    if args.benchmark:
+        bench = tasks.get_benchmark(args.benchmark)
+        if holders and args.task not in bench.tasks:
+            raise ValueError(
+                f"inspect: {args.task!r} is not a task of {bench.name}; "
+                f"{', '.join(holders)} declare it: pass -b {holders[0]!r}."
+            )
+        return tasks.get_task(args.task, bench.collection), None
     try:
         return tasks.get_task(args.task), None
     except ValueError as exc:

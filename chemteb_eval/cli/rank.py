@@ -227,7 +227,7 @@ def _diagnostics(models: list[Any], bench: Any, chosen: str, as_json: bool) -> i
             continue
         smiles, text = r["smiles"], r["text"]
         if "said" in smiles:
-            notes.append(f"{shown(r['model'])}: SMILES {smiles['said']}")
+            notes.append(f"{shown(r['model'])}: SMILES {shown(smiles['said'])}")
         count = f"{smiles['strings']:,}" if "said" not in smiles else "n/a"
         print(
             f"{shown(r['model']):<{width}} {mean:>7} {count:>7} {_tokens(smiles):>10} "

@@ -14,8 +14,9 @@ tokens by. The rule is the contract (docs/inspect.md), applied in this order:
    element: ``I``, ``In``, ``He``, ``Co``). ``CO`` is a formula here (carbon monoxide), though
    RDKit would also parse it as methanol's SMILES; ``CCO`` repeats C, so it is not one (it is
    ethanol's SMILES).
-3. ``smiles``: no whitespace, at most ``MAX_SMILES`` (5,000) characters, and RDKit parses it
-   (``Chem.MolFromSmiles`` returns a molecule of at least one atom, its logs silenced).
+3. ``smiles``: ASCII, no whitespace, at most ``MAX_SMILES`` (5,000) characters, and RDKit
+   parses it (``Chem.MolFromSmiles`` returns a molecule of at least one atom, its logs
+   silenced).
    Without RDKit (the ``chem`` extra) this class is unavailable, never guessed: such texts are
    counted apart (``UNAVAILABLE``).
 4. ``text``: anything else. Inside a text, each whitespace-separated token is classed by the
@@ -146,10 +147,12 @@ def rdkit_available() -> bool:
     return _chem() is not None
 
 
-# Outside a bracket atom a SMILES holds only these letters (the organic subset, aromatic forms,
-# Cl's l and Br's r): RDKit parses no string with another there (every ASCII letter tried
-# alone and in pairs, in and around chains and rings: tests/test_chemistry.py). A sentence's
-# word ("the", "acid") is told apart here, without a parse: 0.7 s of 3.2 s on 11k texts.
+# A SMILES is ASCII (OpenSMILES' alphabet): RDKit skips some other characters ("Cé" parses as
+# C, "C€" too), which would make junk a molecule; a lone surrogate makes it raise. Outside a
+# bracket atom a SMILES holds only these letters (the organic subset, aromatic forms, Cl's l
+# and Br's r): RDKit parses no ASCII string with another there (every ASCII letter tried alone
+# and in pairs, in and around chains and rings: tests/test_chemistry.py). A sentence's word
+# ("the", "acid") is told apart here, without a parse: 0.7 s of 3.2 s on 11k texts.
 _SPACE = re.compile(r"\s")  # str.isspace's characters, searched in C
 _BRACKET_ATOM = re.compile(r"\[[^\[\]]*\]")
 _FOREIGN_LETTER = re.compile(r"[^\W\dBCFINOPSbclnoprs_]")
@@ -166,7 +169,7 @@ def _molecule(text: str) -> Any:
     chem = _chem()
     if chem is None:
         raise ValueError("RDKit is not installed: pip install 'chemteb-eval[chem]'.")
-    if not text or len(text) > MAX_SMILES or _SPACE.search(text):
+    if not text or len(text) > MAX_SMILES or not text.isascii() or _SPACE.search(text):
         return None
     if _FOREIGN_LETTER.search(_BRACKET_ATOM.sub("", text)):
         return None
@@ -200,7 +203,7 @@ def classify(text: str, *, smiles: Callable[[str], bool] | None = None) -> Strin
         return "cas"
     if is_formula(text):
         return "formula"
-    if not text or _SPACE.search(text):
+    if not text or not text.isascii() or _SPACE.search(text):  # a SMILES is ASCII
         return "text"
     if smiles is None:
         if not rdkit_available():
@@ -239,13 +242,26 @@ def word_entity(word: str) -> tuple[str, StringClass | str] | None:
 
 
 def _unbracketed(token: str) -> str:
-    """``token`` without the brackets of a sentence's aside: an unmatched ``(`` at its start or
-    ``)`` at its end, or a pair around all of it."""
-    if token.startswith("(") and (token.count("(") > token.count(")") or token.endswith(")")):
+    """``token`` without the brackets of a sentence's aside: an unmatched ``(`` at its start
+    or ``)`` at its end (``(NH4)2SO4)`` keeps its own), or a pair around all of it."""
+    opened, closed = token.count("("), token.count(")")
+    if token.startswith("(") and opened > closed:
         token = token[1:]
-    if token.endswith(")") and token.count(")") > token.count("("):
+    elif token.endswith(")") and closed > opened:
         token = token[:-1]
+    elif token.startswith("(") and token.endswith(")") and _balanced(token[1:-1]):
+        token = token[1:-1]
     return token.strip(_PUNCTUATION).rstrip(".")
+
+
+def _balanced(text: str) -> bool:
+    """Whether ``text``'s parentheses close in order."""
+    depth = 0
+    for c in text:
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _word_class(token: str) -> StringClass | str:

@@ -268,7 +268,26 @@ def _jsonl_rows(path: Path) -> Iterator[Row]:
                 raise CustomDataError(f"{where}: not a JSON object ({exc}).") from None
             if not isinstance(row, dict):
                 raise CustomDataError(f"{where}: a {type(row).__name__}, not a JSON object.")
+            if "\\u" in line and _surrogate(row):  # only an escape can make one
+                raise CustomDataError(
+                    f"{where}: a \\u escape names half a character (a lone surrogate, "
+                    "D800-DFFF), which no text holds; write the character itself."
+                )
             yield where, row
+
+
+def _surrogate(value: Any) -> bool:
+    """Whether a JSON value holds a lone surrogate (``"\\ud800"`` is valid JSON, but no UTF-8
+    text: a tokenizer or RDKit raises on it far from the file)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_surrogate(k) or _surrogate(v) for k, v in value.items())
+    return isinstance(value, list) and any(_surrogate(v) for v in value)
 
 
 def _parquet_rows(path: Path) -> list[Row]:

@@ -19,12 +19,17 @@ from .board import ModelResults
 __all__ = ["UNKNOWN", "board_row", "chemistry_rows"]
 
 UNKNOWN = "unknown"
+NO_RDKIT = "unavailable (RDKit was not installed where the run ran)"
 _MAX = 1e9
 
 
-def _figure(stats: Any, key: str, high: float = _MAX) -> float | None:
+def _figure(stats: Any, key: str, high: float = _MAX, *, count: bool = False) -> float | None:
+    """``stats[key]`` if it is a sound figure: a number (a whole one for a ``count``) from 0
+    to ``high``; ``None`` for anything else (text, NaN, a 400-digit integer)."""
     value = stats.get(key) if isinstance(stats, dict) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, int if count else (int, float)):
+        return None
+    if isinstance(value, int) and not 0 <= value <= high:  # before float(): 10**400 overflows
         return None
     value = float(value)
     return value if math.isfinite(value) and 0 <= value <= high else None
@@ -41,9 +46,11 @@ def _pooled(blocks: Sequence[Any], kind: str) -> dict[str, Any]:
     for block in blocks:
         stats = block.get(kind) if isinstance(block, dict) else None
         if isinstance(stats, str):
-            said = stats
+            # the one thing a run writes there in words: SMILES without RDKit; other text is
+            # damage, never shown
+            said = NO_RDKIT if stats.startswith("unavailable") else said
             continue
-        n, mean = _figure(stats, "strings"), _figure(stats, "mean_tokens")
+        n, mean = _figure(stats, "strings", count=True), _figure(stats, "mean_tokens")
         if not n:
             continue
         if mean is None:
