@@ -1,4 +1,4 @@
-"""Every Eval Ever records (``chemteb export``): valid against the 0.2.2 schema, intervals
+"""Every Eval Ever records (``chemteb export``): valid against the 0.3.0 schema, intervals
 equal to rank's, one file per content, paths inside the output folder."""
 
 from __future__ import annotations
@@ -108,3 +108,21 @@ def test_path_parts_never_leave_the_output_folder() -> None:
 def test_a_model_without_scores_gives_no_record(results: Path) -> None:
     empty = read_results([results], get_benchmark("ChemTEB"))
     assert all(eee_record(m, get_benchmark("ChemTEB")) is None for m in empty)
+
+
+def test_the_two_facts_eee_030_requires_are_known_or_unknown_never_guessed() -> None:
+    from chemteb_eval.results.eee import _availability
+
+    assert _availability({"open_weights": True}) == {
+        "deployment_type": "self_deployed",
+        "model_availability": "open_weights",
+    }
+    assert _availability({"open_weights": False}) == {
+        "deployment_type": "unknown",
+        "model_availability": "closed_weights",
+    }
+    for meta in ({}, {"open_weights": "yes"}, {"open_weights": None}):
+        assert _availability(meta) == {
+            "deployment_type": "unknown",
+            "model_availability": "unknown",
+        }

@@ -110,7 +110,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def add_export(sub: Subparsers) -> None:
     exporter = sub.add_parser(
         "export",
-        help="write results as Every Eval Ever records (eval.schema.json 0.2.2), with each "
+        help="write results as Every Eval Ever records (eval.schema.json 0.3.0), with each "
         "task's bootstrap interval (docs/costs.md)",
     )
     exporter.add_argument(

@@ -1,11 +1,11 @@
-"""Our results as Every Eval Ever records (``eval.schema.json`` 0.2.2, evaleval/every_eval_ever):
+"""Our results as Every Eval Ever records (``eval.schema.json`` 0.3.0, evaleval/every_eval_ever):
 the record the Hub's community evals ingest. One record per model (and per variant of its
 vectors) on a benchmark, one ``evaluation_results`` entry per task, each with the 95% interval
 and standard error of its score from the run's per-item evidence where the run wrote it.
 
 Written by hand: the ``every-eval-ever`` package needs Python 3.12 and pulls duckdb, pandas and
 matplotlib for what is one JSON object here. ``tests/test_eee.py`` validates every record we
-write against the schema file of the package's 0.2.3rc1 wheel (the 0.2.2 schema).
+write against the schema files of the package's 0.3.0 wheel.
 
 The layout is EEE's: ``<out>/<benchmark>/<developer>/<model>/<uuid>.json``. The uuid is drawn
 from the record's content (every field but its timestamps): exporting the same results again
@@ -37,7 +37,7 @@ from .io import experiment_label, experiment_name
 
 __all__ = ["SCHEMA_VERSION", "eee_record", "write_eee"]
 
-SCHEMA_VERSION = "0.2.2"
+SCHEMA_VERSION = "0.3.0"
 RESAMPLES = 1000  # as rank's and the Space's task intervals: the same seed, the same interval
 # scores that are correlations run from -1; every other main score from 0 (all end at 1)
 _FROM_MINUS_ONE = re.compile(r"(pearson|spearman|kendall)")
@@ -165,9 +165,26 @@ def _model_info(model: ModelResults) -> dict[str, Any]:
     framework = meta.get("framework")
     if isinstance(framework, str) and framework:
         out["inference_engine"] = {"name": framework}
-    if details:
-        out["additional_details"] = details
+    out["additional_details"] = {**details, **_availability(meta)}
     return out
+
+
+def _availability(meta: Mapping[str, Any]) -> dict[str, str]:
+    """EEE 0.3.0's two required facts of a model, as its results know them: weights this run
+    loaded (``open_weights``: true, which chemteb writes for exactly those) were deployed by
+    whoever ran it; weights said closed are closed; anything else is ``unknown``, not guessed
+    (an API's deployment, another tool's folder)."""
+    weights = meta.get("open_weights")
+    return {
+        "deployment_type": "self_deployed" if weights is True else "unknown",
+        "model_availability": (
+            "open_weights"
+            if weights is True
+            else "closed_weights"
+            if weights is False
+            else "unknown"
+        ),
+    }
 
 
 def _run_time(model: ModelResults) -> str | None:

@@ -1,7 +1,8 @@
-"""Every Eval Ever's ``eval.schema.json`` 0.2.2, as the ``every-eval-ever`` 0.2.3rc1 wheel on
-PyPI ships it (the package needs Python 3.12, so the wheel is downloaded, not installed; the
-schema is read from it, never copied into this repository). Its md5 is the one of the schema
-at the repo's tag v0.2.2 (evaleval/every_eval_ever 411f60b3)."""
+"""Every Eval Ever's schemas 0.3.0, as the ``every-eval-ever`` 0.3.0 wheel on PyPI ships them
+(the package needs Python 3.12, so the wheel is downloaded, not installed; the schemas are read
+from it, never copied into this repository): ``eval.schema.json`` (the aggregate record) and
+``instance_level_eval.schema.json`` (each line of a record's per-item sidecar). Each is pinned
+by its md5 in that wheel (published 2026-09-27)."""
 
 from __future__ import annotations
 
@@ -16,16 +17,23 @@ from typing import Any
 
 import pytest
 
-WHEEL = "every-eval-ever==0.2.3rc1"
-SCHEMA = "every_eval_ever/schemas/eval.schema.json"
-SCHEMA_MD5 = "7cce4cbd9bf5c3747b951b608a0b7684"
+VERSION = "0.3.0"
+WHEEL = f"every-eval-ever=={VERSION}"
+SCHEMAS = {
+    "eval": ("every_eval_ever/schemas/eval.schema.json", "da5f062b5d784f7cae93d15c9b9f95b6"),
+    "instance": (
+        "every_eval_ever/schemas/instance_level_eval.schema.json",
+        "7b895132cf6a10640265e0eadf224775",
+    ),
+}
 FOLDER = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "chemteb-tests" / "eee"
 
 
-def eee_schema() -> dict[str, Any]:
-    """The schema (downloaded once into ``~/.cache/chemteb-tests/eee``). Without PyPI: a skip
-    with the reason on a user's machine, a failure in CI (which installs from PyPI)."""
-    wheels = sorted(FOLDER.glob("every_eval_ever-0.2.3rc1-*.whl"))
+def _wheel() -> Path:
+    """The 0.3.0 wheel (downloaded once into ``~/.cache/chemteb-tests/eee``). Without PyPI: a
+    skip with the reason on a user's machine, a failure in CI (which installs from PyPI)."""
+    pattern = f"every_eval_ever-{VERSION}-*.whl"
+    wheels = sorted(FOLDER.glob(pattern))
     if not wheels:
         done = subprocess.run(
             [
@@ -47,14 +55,21 @@ def eee_schema() -> dict[str, Any]:
             timeout=300,
             check=False,
         )
-        wheels = sorted(FOLDER.glob("every_eval_ever-0.2.3rc1-*.whl"))
+        wheels = sorted(FOLDER.glob(pattern))
         if done.returncode or not wheels:
             why = f"the EEE schema could not be downloaded from PyPI: {done.stderr.strip()[-300:]}"
             if os.environ.get("CI"):
                 pytest.fail(why)
             pytest.skip(why)
-    body = zipfile.ZipFile(wheels[0]).read(SCHEMA)
-    assert hashlib.md5(body).hexdigest() == SCHEMA_MD5, "not the 0.2.2 schema"
+    return wheels[0]
+
+
+def eee_schema(kind: str = "eval") -> dict[str, Any]:
+    """The 0.3.0 schema of ``kind``: ``eval`` (an aggregate record) or ``instance`` (a line of
+    its per-item sidecar)."""
+    member, md5 = SCHEMAS[kind]
+    body = zipfile.ZipFile(_wheel()).read(member)
+    assert hashlib.md5(body).hexdigest() == md5, f"not the {VERSION} {kind} schema"
     schema: dict[str, Any] = json.loads(body)
-    assert schema["version"] == "0.2.2"
+    assert schema["version"] == VERSION
     return schema
