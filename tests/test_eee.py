@@ -82,11 +82,18 @@ def test_every_record_is_valid_eee_and_its_intervals_are_ranks(
 
 @pytest.mark.slow
 def test_exporting_again_rewrites_the_same_files_and_other_data_makes_others(
-    results: Path, tmp_path: Path
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import time
+
     models = read_results([results], PIPCHEM)
     first = write_eee(models, PIPCHEM, tmp_path)
+    bodies = {p: p.read_bytes() for p in first}
+    later = time.time() + 3600
+    monkeypatch.setattr(time, "time", lambda: later)  # the second export, an hour on
     assert write_eee(models, PIPCHEM, tmp_path) == first  # named by content, not by the clock
+    # the same bytes too: the records' time is their runs', not the export's (issue 49)
+    assert {p: p.read_bytes() for p in first} == bodies
     # other data under the same task name: another dataset fingerprint, another record
     model = models[0]
     task = "PipChemWikiRetrieval"
@@ -126,3 +133,39 @@ def test_the_two_facts_eee_030_requires_are_known_or_unknown_never_guessed() -> 
             "deployment_type": "unknown",
             "model_availability": "unknown",
         }
+
+
+@pytest.mark.slow
+def test_every_record_links_its_per_item_sidecar_and_every_line_is_valid(
+    results: Path, tmp_path: Path
+) -> None:
+    import hashlib
+
+    aggregate = jsonschema.Draft7Validator(eee_schema())
+    instance = jsonschema.Draft7Validator(eee_schema("instance"))
+    written = write_eee(read_results([results], PIPCHEM), PIPCHEM, tmp_path / "data")
+    records = [p for p in written if p.suffix == ".json"]
+    assert len(records) == 2
+    for path in records:
+        record = json.loads(path.read_text())
+        assert not [e.message for e in aggregate.iter_errors(record)]
+        link = record["detailed_evaluation_results"]
+        sidecar = tmp_path / link["file_path"]  # DIR is the datastore's data/ folder
+        assert sidecar == path.with_name(path.stem + "_samples.jsonl") and sidecar in written
+        body = sidecar.read_bytes()
+        assert hashlib.sha256(body).hexdigest() == link["checksum"]
+        lines = [json.loads(line) for line in body.decode().splitlines()]
+        assert len(lines) == link["total_rows"] > 0
+        by_task: dict[str, list[dict]] = {}
+        for line in lines:
+            assert not [e.message for e in instance.iter_errors(line)], line
+            assert line["evaluation_id"] == record["evaluation_id"]
+            by_task.setdefault(line["evaluation_name"], []).append(line)
+        scores = {
+            r["evaluation_name"]: r["score_details"]["score"] for r in record["evaluation_results"]
+        }
+        # retrieval's items are its queries: their mean nDCG@10 is the task's score
+        queries = by_task["PipChemWikiRetrieval"]
+        mean = sum(q["evaluation"]["score"] for q in queries) / len(queries)
+        assert mean == pytest.approx(scores["PipChemWikiRetrieval"], abs=1e-5)
+        assert len({q["sample_id"] for q in queries}) == len(queries)

@@ -116,7 +116,12 @@ def add_export(sub: Subparsers) -> None:
     exporter.add_argument(
         "results", nargs="+", help="folders holding <model>/<revision>/<Task>.json"
     )
-    exporter.add_argument("--output-dir", required=True, help="where the records go")
+    exporter.add_argument(
+        "--output-dir",
+        required=True,
+        help="where the records go: an EEE datastore's data/ folder (the sidecars' paths are "
+        "written relative to it, as data/<benchmark>/<developer>/<model>/<uuid>_samples.jsonl)",
+    )
     exporter.add_argument(
         "-b",
         "--benchmark",
@@ -156,10 +161,13 @@ def _cmd_export(args: argparse.Namespace) -> int:
     )
     for path in written:
         print(shown(path))
+    records = sum(1 for p in written if p.suffix == ".json")
+    sidecars = len(written) - records
     print(
-        f"{len(written)} Every Eval Ever record(s) on {bench.name} in {shown(args.output_dir)}; "
-        "submit them to evaleval/EEE_datastore (a pull request), or validate with "
-        "`python -m every_eval_ever validate`."
+        f"{records} Every Eval Ever record(s) on {bench.name} in {shown(args.output_dir)}, "
+        f"{sidecars} with its per-item sidecar (<uuid>_samples.jsonl); the folder is a "
+        "datastore's data/: submit it to evaleval/EEE_datastore (a pull request), or validate "
+        "with `python -m every_eval_ever validate`."
     )
     for line in dict.fromkeys(s for m in models for s in m.skipped):
         print(f"[skipped] {shown(line)}", file=sys.stderr)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from chemteb_eval import __version__
-from chemteb_eval._files import write_json_atomic
+from chemteb_eval._files import write_json_atomic, write_text_atomic
 from chemteb_eval.scoring.uncertainty import bootstrap_draws
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 
@@ -195,6 +195,21 @@ def _run_time(model: ModelResults) -> str | None:
     return stamps[-1] if stamps else None
 
 
+def _created(model: ModelResults, now: float) -> str:
+    """The record's ``retrieved_timestamp`` (Unix seconds): when its results were made, the
+    newest run that scored them finished, so that exporting the same results again writes the
+    same bytes (its sidecar's lines carry the id it is part of); ``now`` for results without a
+    run record (another tool's)."""
+    from datetime import datetime
+
+    finished = _run_time(model)
+    try:
+        stamp = datetime.fromisoformat(finished).timestamp() if finished else now
+    except ValueError:  # a hand-edited record: the export's own time
+        stamp = now
+    return f"{stamp:.0f}"
+
+
 def eee_record(
     model: ModelResults,
     bench: Benchmark,
@@ -209,7 +224,7 @@ def eee_record(
     if not results:
         return None
     info = _model_info(model)
-    retrieved = f"{time.time() if now is None else now:.0f}"
+    retrieved = _created(model, time.time() if now is None else now)
     versions = {f.extra.get("chemteb_eval_version") for f in model.files.values()}
     version = next(iter(versions)) if len(versions) == 1 else None
     variant = _variant(model)
@@ -287,7 +302,9 @@ def write_eee(
     organization: str = "unknown",
     relationship: str = "third_party",
 ) -> list[Path]:
-    """Each model's record under ``out/<benchmark>/<developer>/<model>/<uuid>.json``."""
+    """Each model's record under ``out/<benchmark>/<developer>/<model>/<uuid>.json`` and its
+    per-item sidecar beside it (``<uuid>_samples.jsonl``, where the run wrote evidence); the
+    paths written, sidecars first."""
     written = []
     now = time.time()
     for model in models:
@@ -298,8 +315,45 @@ def write_eee(
             continue
         developer, _, name = record["model_info"]["id"].rpartition("/")
         name += _variant(model)
-        folder = out / _part(bench.name) / _part(developer or "unknown") / _part(name)
-        path = folder / f"{_content_uuid(record)}.json"
+        parts = (_part(bench.name), _part(developer or "unknown"), _part(name))
+        folder = out.joinpath(*parts)
+        key = _content_uuid(record)
+        samples = _samples(model, bench, record)
+        if samples:
+            text = "".join(
+                json.dumps(line, sort_keys=True, allow_nan=False) + "\n" for line in samples
+            )
+            body = text.encode("utf-8")
+            sidecar = folder / f"{key}_samples.jsonl"
+            write_text_atomic(sidecar, text)
+            record["detailed_evaluation_results"] = {
+                "format": "jsonl",
+                # EEE's datastore path: DIR is its data/ folder
+                "file_path": "/".join(("data", *parts, sidecar.name)),
+                "hash_algorithm": "sha256",
+                "checksum": hashlib.sha256(body).hexdigest(),
+                "total_rows": len(samples),
+            }
+            written.append(sidecar)
+        path = folder / f"{key}.json"
         write_json_atomic(path, record)
         written.append(path)
     return written
+
+
+def _samples(model: ModelResults, bench: Benchmark, record: Mapping[str, Any]) -> list[Any]:
+    """The record's per-item lines, task after task (``eee_items``)."""
+    from .eee_items import sample_lines
+
+    tasks = {t.name: t for t in benchmark_tasks(bench)}
+    lines: list[Any] = []
+    for result in record["evaluation_results"]:
+        lines += sample_lines(
+            model,
+            bench,
+            tasks[result["evaluation_name"]],
+            evaluation_id=record["evaluation_id"],
+            model_id=record["model_info"]["id"],
+            result_id=result["evaluation_result_id"],
+        )
+    return lines
