@@ -143,7 +143,8 @@ def test_every_record_links_its_per_item_sidecar_and_every_line_is_valid(
 
     aggregate = jsonschema.Draft7Validator(eee_schema())
     instance = jsonschema.Draft7Validator(eee_schema("instance"))
-    written = write_eee(read_results([results], PIPCHEM), PIPCHEM, tmp_path / "data")
+    models = {m.model: m for m in read_results([results], PIPCHEM)}
+    written = write_eee(list(models.values()), PIPCHEM, tmp_path / "data")
     records = [p for p in written if p.suffix == ".json"]
     assert len(records) == 2
     for path in records:
@@ -169,3 +170,12 @@ def test_every_record_links_its_per_item_sidecar_and_every_line_is_valid(
         mean = sum(q["evaluation"]["score"] for q in queries) / len(queries)
         assert mean == pytest.approx(scores["PipChemWikiRetrieval"], abs=1e-5)
         assert len({q["sample_id"] for q in queries}) == len(queries)
+        # the classification and bitext items' means are the files' accuracy (by hand: the
+        # share of right answers), as the mapping says
+        model = models[record["model_info"]["name"]]
+        for name in ("PipChemWikiTopicClassification", "PipChemSMILESNameBM"):
+            task = next(t for t in benchmark_tasks(PIPCHEM) if t.name == name)
+            accuracy = model.files[name].score("accuracy", ("test",), task.subset_weight_key)
+            items = by_task[name]
+            mean = sum(i["evaluation"]["score"] for i in items) / len(items)
+            assert mean == pytest.approx(accuracy, abs=1e-5), name

@@ -72,6 +72,18 @@ def _classification(items: Mapping[str, Any], key: str, split: str) -> list[Item
     return out
 
 
+def _matched(
+    split: str, what: str, names: tuple[str, str], pairs: list[tuple[Any, Any, bool]], method: str
+) -> list[Item]:
+    """Items that are right or wrong (score 1 or 0): each its gold value, the value the
+    evaluator found, and whether that is right; ``names``: the two evidence arrays."""
+    return [
+        (f"{split}/{i}", f"{what} {i} ({split})", [str(gold)], [str(found)], float(right),
+         bool(right), method, {names[0]: str(gold), names[1]: str(found)})
+        for i, (gold, found, right) in enumerate(pairs)
+    ]  # fmt: skip
+
+
 def _clustering(items: Mapping[str, Any], key: str, split: str) -> list[Item]:
     labels, clusters = items["labels"], items["clusters"]
     majority = {}
@@ -79,27 +91,15 @@ def _clustering(items: Mapping[str, Any], key: str, split: str) -> list[Item]:
         # the most common label of the cluster; ties by the label's order (deterministic)
         counts = Counter(labels[clusters == cluster].tolist())
         majority[cluster.item()] = min(counts, key=lambda y: (-counts[y], str(y)))
-    out = []
-    for i, (label, cluster) in enumerate(zip(labels.tolist(), clusters.tolist(), strict=True)):
-        right = majority[cluster] == label
-        meta = {"labels": str(label), "clusters": str(cluster)}
-        out.append(
-            (f"{split}/{i}", f"text {i} ({split})", [str(label)], [str(cluster)], float(right),
-             right, "k_means_cluster", meta)
-        )  # fmt: skip
-    return out
+    found = zip(labels.tolist(), clusters.tolist(), strict=True)
+    pairs = [(label, cluster, majority[cluster] == label) for label, cluster in found]
+    return _matched(split, "text", ("labels", "clusters"), pairs, "k_means_cluster")
 
 
 def _bitext(items: Mapping[str, Any], key: str, split: str) -> list[Item]:
-    out = []
-    for i, (gold, found) in enumerate(zip(items["y_true"], items["y_pred"], strict=True)):
-        right = bool(gold == found)
-        meta = {"y_true": str(gold), "y_pred": str(found)}
-        out.append(
-            (f"{split}/{i}", f"source {i} ({split})", [str(gold)], [str(found)], float(right),
-             right, "nearest_neighbour", meta)
-        )  # fmt: skip
-    return out
+    found = zip(items["y_true"].tolist(), items["y_pred"].tolist(), strict=True)
+    pairs = [(gold, match, gold == match) for gold, match in found]
+    return _matched(split, "source", ("y_true", "y_pred"), pairs, "nearest_neighbour")
 
 
 def _pairs(items: Mapping[str, Any], key: str, split: str) -> list[Item]:
