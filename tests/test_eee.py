@@ -179,3 +179,23 @@ def test_every_record_links_its_per_item_sidecar_and_every_line_is_valid(
             items = by_task[name]
             mean = sum(i["evaluation"]["score"] for i in items) / len(items)
             assert mean == pytest.approx(accuracy, abs=1e-5), name
+
+
+def test_attack49_an_extra_array_of_another_length_is_no_querys_value() -> None:
+    """An evidence file with an extra, shorter array crashed the whole export (IndexError):
+    only the arrays one value per query are copied into the lines."""
+    import numpy as np
+
+    from chemteb_eval.results.eee_items import _retrieval
+
+    items = {
+        "query_ids": np.array(["q1", "q2", "q3"]),
+        "ndcg_at_10": np.array([1.0, 0.5, 0.0]),
+        "recall_at_10": np.array([1.0, 1.0, 0.0]),
+        "junk": np.zeros(2),
+        "table": np.zeros((3, 2)),
+    }
+    lines = _retrieval(items, "ndcg_at_10", "test")
+    assert [line[0] for line in lines] == ["q1", "q2", "q3"]
+    assert [line[5] for line in lines] == [True, True, False]
+    assert set(lines[0][7]) == {"ndcg_at_10", "recall_at_10"}

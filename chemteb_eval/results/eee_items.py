@@ -48,7 +48,13 @@ def _number(value: Any) -> str:
 def _retrieval(items: Mapping[str, Any], key: str, split: str) -> list[Item]:
     ids = items.get("query_ids")
     values, hits = items[key], items.get("recall_at_10")
-    arrays = {n: a for n, a in items.items() if n != "query_ids"}
+    # the metrics the run wrote per query; an array of another length (not the checked
+    # layout's) is no query's value and is left out, never indexed
+    arrays = {
+        n: a
+        for n, a in items.items()
+        if n != "query_ids" and getattr(a, "shape", None) == (len(values),)
+    }
     out: list[Item] = []
     for i, value in enumerate(values):
         qid = str(ids[i]) if ids is not None else str(i)
