@@ -74,7 +74,10 @@ def test_every_record_is_valid_eee_and_its_intervals_are_ranks(
         assert with_ci == 2  # retrieval (nDCG per query), classification (accuracy per text)
     ids = {json.loads(p.read_text())["evaluation_id"] for p in files}
     assert len(ids) == 2  # the variant is an evaluation of its own
-    variant = [json.loads(p.read_text()) for p in files if "output_dtypes_int8" in str(p)]
+    # the variant shares its model's datastore folder (EEE's layout: a folder a model id), its
+    # evaluation_id names it
+    records = [json.loads(p.read_text()) for p in files]
+    variant = [r for r in records if "output_dtypes_int8" in r["evaluation_id"]]
     assert json.loads(variant[0]["model_info"]["additional_details"]["experiment_kwargs"]) == {
         "output_dtypes": "int8"
     }

@@ -20,6 +20,7 @@ from chemteb_eval.scoring.uncertainty import (
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits
 
 from .board import ModelResults, read_results
+from .eee_read import is_record
 from .io import EXPERIMENTS
 from .model_folder import ScannedModel
 from .ranking import task_evidence
@@ -91,6 +92,14 @@ def _scan_one(path: str | Path) -> list[ScannedModel]:
     """The one model of a folder (``org__model``), a revision folder below it, or a results
     root holding exactly one model."""
     path = Path(path)
+    if is_record(path) or (path.is_dir() and any(map(is_record, path.glob("*.json")))):
+        scanned = scan_results([path], split=False)  # an EEE record, or a folder of them
+        if len(scanned) != 1:
+            raise ValueError(
+                f"results: {path} holds {len(scanned)} models' Every Eval Ever records; pass "
+                "one record (<uuid>.json)."
+            )
+        return scanned
     if not path.is_dir():
         raise ValueError(f"results: {path} is not a folder.")
     experiment = None

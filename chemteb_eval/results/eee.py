@@ -32,12 +32,12 @@ from chemteb_eval._files import write_json_atomic, write_text_atomic
 from chemteb_eval.scoring.uncertainty import bootstrap_draws
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, main_score
 
-from .board import ModelResults
+from .board import DETAIL_KEYS, ModelResults
+from .eee_check import SCHEMA_VERSION
 from .io import experiment_label, experiment_name
 
 __all__ = ["SCHEMA_VERSION", "eee_record", "write_eee"]
 
-SCHEMA_VERSION = "0.3.0"
 RESAMPLES = 1000  # as rank's and the Space's task intervals: the same seed, the same interval
 # scores that are correlations run from -1; every other main score from 0 (all end at 1)
 _FROM_MINUS_ONE = re.compile(r"(pearson|spearman|kendall)")
@@ -113,9 +113,12 @@ def _result(model: ModelResults, bench: Benchmark, task: Task) -> dict[str, Any]
     key = main_score(bench, task)
     splits = eval_splits(bench, task)
     details = {"main_score": key, "evaluation_time_seconds": _text(file.evaluation_time)}
-    for extra in ("truncation", "storage"):
+    for extra in ("truncation", "storage", "encode_seconds"):
         if extra in file.extra:
             details[extra] = _text(file.extra[extra])
+    # the scores the leaderboard shows beside the main one (DETAIL_KEYS), read back by eee_read
+    found = model.details.get(task.name, {})
+    details |= {k: repr(float(found[k])) for k in DETAIL_KEYS[task.type] if k in found}
     score_details: dict[str, Any] = {"score": float(score), "details": details}
     uncertainty = _uncertainty(model, bench, task)
     if uncertainty is not None:
@@ -285,13 +288,64 @@ def _content_uuid(record: Mapping[str, Any]) -> str:
 
 
 def _untimed(details: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in details.get("details", {}).items() if k != "evaluation_time_seconds"}
+    timings = ("evaluation_time_seconds", "encode_seconds")
+    return {k: v for k, v in details.get("details", {}).items() if k not in timings}
 
 
 def _part(text: str) -> str:
-    """A name as one safe path part (never ``..``, a slash or an empty name)."""
+    """A name as one safe path part (never ``..``, a slash or an empty name): where EEE's
+    datastore refuses a name, the folder name written instead."""
     safe = _UNSAFE.sub("_", text).strip("._") or "unnamed"
     return safe[:120]
+
+
+# EEE's datastore path rules (every_eval_ever 0.3.0, helpers/io.py: _required_path_component),
+# written again because the package needs Python 3.12; tests/test_eee.py holds them to it
+_INVALID = re.compile(r'[<>:"\\|?*\x00-\x1f]')
+_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"{p}{i}" for p in ("COM", "LPT") for i in range(1, 10))}
+
+
+def _component(text: str) -> str | None:
+    """One datastore folder name as EEE makes it; ``None`` where EEE refuses the name."""
+    value = text.strip()
+    if not value or value.lower() == "unknown":
+        return None
+    value = value.replace(":", "_")
+    bad = value in (".", "..", "data") or "/" in value or _INVALID.search(value)
+    if bad or value.endswith((".", " ")) or value.split(".", 1)[0].upper() in _RESERVED:
+        return None
+    return value
+
+
+def _flat(text: str) -> str | None:
+    """A slash-separated identity as one folder name, EEE's way (its parts joined by ``_``)."""
+    parts = [_component(p) if p else None for p in text.strip().split("/")]
+    return "_".join(p for p in parts if p) if all(parts) else None
+
+
+def datastore_parts(bench: str, model_id: str) -> tuple[tuple[str, str, str], str | None]:
+    """``(<benchmark>, <developer>, <model>)``: EEE's datastore folders for a record
+    (``datastore_path_components``: the developer is the id's namespace, the rest flattened;
+    a variant of a model shares its folder), and what EEE would refuse, if anything, with the
+    folder name written instead (``_part``)."""
+    namespace, _, rest = model_id.strip().partition("/")
+    wanted = (_flat(bench), _component(namespace) if rest else None, _flat(rest or namespace))
+    fallback = (_part(bench), _part(namespace) if rest else "unknown", _part(rest or namespace))
+    parts = tuple(w or f for w, f in zip(wanted, fallback, strict=True))
+    said = (
+        repr(bench),
+        repr(namespace) if rest else "(the id names none)",
+        repr(rest or namespace),
+    )
+    refused = [f"{what} {text}" for what, text, w in zip(("benchmark", "developer", "model"),
+               said, wanted, strict=True) if w is None]  # fmt: skip
+    problem = (
+        f"EEE's datastore refuses its {', '.join(refused)} as a folder name (a model id names "
+        f"its developer as 'org/name'); written to {'/'.join(parts)}"
+        if refused
+        else None
+    )
+    return (parts[0], parts[1], parts[2]), problem
 
 
 def write_eee(
@@ -302,9 +356,10 @@ def write_eee(
     organization: str = "unknown",
     relationship: str = "third_party",
 ) -> list[Path]:
-    """Each model's record under ``out/<benchmark>/<developer>/<model>/<uuid>.json`` and its
-    per-item sidecar beside it (``<uuid>_samples.jsonl``, where the run wrote evidence); the
-    paths written, sidecars first."""
+    """Each model's record under ``out/<benchmark>/<developer>/<model>/<uuid>.json`` (EEE's
+    datastore layout: ``datastore_parts``) and its per-item sidecar beside it
+    (``<uuid>_samples.jsonl``, where the run wrote evidence); the paths written, sidecars first.
+    A name EEE's datastore would refuse is said in the model's notes."""
     written = []
     now = time.time()
     for model in models:
@@ -313,17 +368,16 @@ def write_eee(
         )
         if record is None:
             continue
-        developer, _, name = record["model_info"]["id"].rpartition("/")
-        name += _variant(model)
-        parts = (_part(bench.name), _part(developer or "unknown"), _part(name))
+        parts, problem = datastore_parts(bench.name, record["model_info"]["id"])
+        if problem is not None:
+            model.notes.append(f"{record['model_info']['name']}: {problem}")
         folder = out.joinpath(*parts)
-        key = _content_uuid(record)
         samples = _samples(model, bench, record)
+        text = "".join(json.dumps(line, sort_keys=True, allow_nan=False) + "\n" for line in samples)
+        checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        # named by the record's content and its items': other evidence is another file
+        key = _content_uuid({**record, "samples": checksum if samples else None})
         if samples:
-            text = "".join(
-                json.dumps(line, sort_keys=True, allow_nan=False) + "\n" for line in samples
-            )
-            body = text.encode("utf-8")
             sidecar = folder / f"{key}_samples.jsonl"
             write_text_atomic(sidecar, text)
             record["detailed_evaluation_results"] = {
@@ -331,7 +385,7 @@ def write_eee(
                 # EEE's datastore path: DIR is its data/ folder
                 "file_path": "/".join(("data", *parts, sidecar.name)),
                 "hash_algorithm": "sha256",
-                "checksum": hashlib.sha256(body).hexdigest(),
+                "checksum": checksum,
                 "total_rows": len(samples),
             }
             written.append(sidecar)
@@ -342,16 +396,25 @@ def write_eee(
 
 
 def _samples(model: ModelResults, bench: Benchmark, record: Mapping[str, Any]) -> list[Any]:
-    """The record's per-item lines, task after task (``eee_items``)."""
-    from .eee_items import sample_lines
+    """The record's per-item lines, task after task, from each task's checked evidence (none
+    where the run wrote none): ``eee_items``'s mapping."""
+    from .eee_items import instance_lines
+    from .ranking import task_evidence
 
     tasks = {t.name: t for t in benchmark_tasks(bench)}
     lines: list[Any] = []
     for result in record["evaluation_results"]:
-        lines += sample_lines(
-            model,
-            bench,
-            tasks[result["evaluation_name"]],
+        task = tasks[result["evaluation_name"]]
+        key = main_score(bench, task)
+        evidence = task_evidence(model, bench, task, key)
+        if evidence is None:
+            continue
+        lines += instance_lines(
+            task.type,
+            evidence.items,
+            key,
+            eval_splits(bench, task)[0],
+            task=task.name,
             evaluation_id=record["evaluation_id"],
             model_id=record["model_info"]["id"],
             result_id=result["evaluation_result_id"],

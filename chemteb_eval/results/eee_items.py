@@ -22,17 +22,15 @@ dataset's licence is not ours to extend).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from chemteb_eval.tasks import Benchmark, Task, eval_splits, main_score
-
-from .board import ModelResults
-
-__all__ = ["INSTANCE_SCHEMA_VERSION", "sample_lines"]
+__all__ = ["INSTANCE_SCHEMA_VERSION", "evidence_of", "instance_lines"]
 
 INSTANCE_SCHEMA_VERSION = "0.3.0"
 
@@ -135,46 +133,136 @@ def _pairs(items: Mapping[str, Any], key: str, split: str) -> list[Item]:
     return out
 
 
-_BY_TYPE: Mapping[str, Callable[[Mapping[str, Any], str, str], list[Item]]] = {
-    "Retrieval": _retrieval,
-    "Classification": _classification,
-    "Clustering": _clustering,
-    "BitextMining": _bitext,
-    "PairClassification": _pairs,
+# -- back: the lines' metadata as the evidence arrays (``evidence_of``) ------------------------
+
+Lines = Sequence[tuple[str, Mapping[str, str]]]  # (sample_id, metadata), in the sidecar's order
+_WHOLE = re.compile(r"0|-?[1-9][0-9]{0,17}")  # an int64 written by str(), and no other spelling
+
+
+def _values(lines: Lines, name: str) -> list[str]:
+    try:
+        return [meta[name] for _, meta in lines]
+    except KeyError:
+        sample = next(s for s, meta in lines if name not in meta)
+        raise ValueError(f"sample {sample!r} has no {name!r} in its metadata") from None
+
+
+def _labels(values: list[str]) -> NDArray[Any]:
+    """Labels as the run wrote them: whole numbers (``str`` of an int) back as int64, anything
+    else as text; equality, all a label's scorer asks of it, is kept either way."""
+    if all(_WHOLE.fullmatch(v) for v in values):
+        return np.array([int(v) for v in values], dtype=np.int64)
+    return np.array(values, dtype=str)
+
+
+def _floats(values: list[str], name: str) -> NDArray[np.float64]:
+    try:
+        return np.array([float(v) for v in values], dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"{name!r} holds a value that is not a number") from None
+
+
+def _retrieval_back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
+    out: dict[str, NDArray[Any]] = {key: _floats(_values(lines, key), key)}
+    out["query_ids"] = np.array([sample for sample, _ in lines], dtype=str)
+    return out
+
+
+def _classification_back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
+    answers = []
+    for sample, text in zip((s for s, _ in lines), _values(lines, "y_pred"), strict=True):
+        try:
+            found = json.loads(text)
+        except ValueError:
+            found = None
+        if not isinstance(found, list) or not all(isinstance(a, str) for a in found):
+            raise ValueError(f"sample {sample!r}: 'y_pred' is not a JSON list of labels")
+        answers.append(found)
+    if len({len(a) for a in answers}) > 1:
+        raise ValueError("the samples' 'y_pred' hold different numbers of experiments")
+    y_true = _labels(_values(lines, "y_true"))
+    flat = _labels([a for row in answers for a in row])  # one spelling rule for all of them
+    if y_true.dtype.kind != flat.dtype.kind:  # one side all whole numbers, the other not
+        y_true, flat = y_true.astype(str), flat.astype(str)
+    return {"y_true": y_true, "y_pred": flat.reshape(len(answers), -1).T.copy()}
+
+
+def _two_labels(first: str, second: str) -> Callable[[Lines, str], dict[str, NDArray[Any]]]:
+    def back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
+        return {name: _labels(_values(lines, name)) for name in (first, second)}
+
+    return back
+
+
+def _pairs_back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
+    from chemteb_eval.scoring.pair_classification import SIMILARITY_FUNCTIONS
+
+    out = {"labels": _floats(_values(lines, "labels"), "labels")}
+    out |= {n: _floats(_values(lines, n), n) for n, _ in SIMILARITY_FUNCTIONS}
+    return out
+
+
+# Each task type's mapping both ways: its evidence as instance records, and the records'
+# metadata back as the evidence (docs/eee.md's table).
+_BY_TYPE: Mapping[
+    str,
+    tuple[
+        Callable[[Mapping[str, Any], str, str], list[Item]],
+        Callable[[Lines, str], dict[str, NDArray[Any]]],
+    ],
+] = {
+    "Retrieval": (_retrieval, _retrieval_back),
+    "Classification": (_classification, _classification_back),
+    "Clustering": (_clustering, _two_labels("labels", "clusters")),
+    "BitextMining": (_bitext, _two_labels("y_true", "y_pred")),
+    "PairClassification": (_pairs, _pairs_back),
 }
 
 
-def sample_lines(
-    model: ModelResults,
-    bench: Benchmark,
-    task: Task,
+def evidence_of(task_type: str, key: str, lines: Lines) -> dict[str, NDArray[Any]]:
+    """A task's evidence arrays rebuilt from its instance records' ``metadata`` (what
+    ``instance_lines`` wrote, or anyone's records that follow the mapping); unchecked, as an items
+    file's arrays are: ``evidence.check_evidence`` checks them against the record's score.
+
+    Raises:
+        ValueError: the type has no mapping, or a sample lacks a value (naming it).
+    """
+    mapping = _BY_TYPE.get(task_type)
+    if mapping is None:
+        raise ValueError(f"no per-item mapping for {task_type} tasks")
+    if not lines:
+        raise ValueError("no samples")
+    return mapping[1](lines, key)
+
+
+def instance_lines(
+    task_type: str,
+    items: Mapping[str, Any],
+    key: str,
+    split: str,
     *,
+    task: str,
     evaluation_id: str,
     model_id: str,
     result_id: str,
 ) -> list[dict[str, Any]]:
-    """The task's instance records (``[]`` where the run wrote no checked evidence, or the
-    type has no mapping)."""
-    from .ranking import task_evidence
-
-    key = main_score(bench, task)
-    evidence = task_evidence(model, bench, task, key)
-    mapping = _BY_TYPE.get(task.type)
-    if evidence is None or mapping is None:
+    """A task's instance records from its checked evidence ``items`` (``[]`` where the type
+    has no mapping)."""
+    mapping = _BY_TYPE.get(task_type)
+    if mapping is None:
         return []
-    split = eval_splits(bench, task)[0]
-    lines = []
-    for sample, raw, reference, output, score, right, method, found in mapping(
-        evidence.items, key, split
+    lines: list[dict[str, Any]] = []
+    for sample, raw, reference, output, score, right, method, found in mapping[0](
+        items, key, split
     ):
-        meta: dict[str, str] = {"task_type": task.type, "main_score": key, **found}
+        meta: dict[str, str] = {"task_type": task_type, "main_score": key, **found}
         answer = output[0] if len(output) == 1 else json.dumps(output)
         lines.append(
             {
                 "schema_version": INSTANCE_SCHEMA_VERSION,
                 "evaluation_id": evaluation_id,
                 "model_id": model_id,
-                "evaluation_name": task.name,
+                "evaluation_name": task,
                 "evaluation_result_id": result_id,
                 "sample_id": sample,
                 "interaction_type": "single_turn",

@@ -102,6 +102,9 @@ class ScannedModel:
     custom: list[Task] = field(default_factory=list)  # tasks its task-file runs recorded
     # MTEB's experiment folder name (another backend or dtype of the model), None for the model
     experiment: str | None = None
+    # the file a row was read from where its folder cannot tell it apart: an Every Eval Ever
+    # record (``eee_read``) beside another record of the same model
+    source: Path | None = None
 
 
 def _by_mtime(files: Iterable[Path], skipped: list[str]) -> list[Path]:

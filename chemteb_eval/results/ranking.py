@@ -219,14 +219,16 @@ def _checked_evidence(
     file = model.files.get(task.name)
     if len(splits) * len(task.subsets) != 1 or file is None or file.path is None:
         return None
-    path = items_path(file.path)
-    if not path.exists() and not path.is_symlink():
+    source = file.items  # an EEE record's sidecar; else the items file beside the result
+    path = source.path if source is not None else items_path(file.path)
+    if source is None and not path.exists() and not path.is_symlink():
         return None  # no items written: nothing to say (a folder, FIFO or link: read_items says)
     try:
         score = file.score(key, splits, task.subset_weight_key)
         if score is None:
             raise ValueError(f"the result file has no {key} to check them against")
-        found = read_items(path).get((splits[0], task.subsets[0]))
+        items = source.read(task.type, key) if source is not None else read_items(path)
+        found = items.get((splits[0], task.subsets[0]))
         if found is None:
             raise ValueError(f"no items for split {splits[0]!r}, subset {task.subsets[0]!r}")
         return check_evidence(task.type, found, key, score)

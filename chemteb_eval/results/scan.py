@@ -14,6 +14,7 @@ from chemteb_eval.tasks import Task
 from chemteb_eval.tasks.catalog import TaskCatalog
 from chemteb_eval.tasks.recorded import TASK_FILE_SUFFIX
 
+from .eee_read import record_files
 from .inputs import model_table_paths, read_model_table
 from .io import EXPERIMENTS
 from .model_folder import ScannedModel, read_model_folder, result_dirs
@@ -62,8 +63,11 @@ def scan_results(
     """
     scanned: list[ScannedModel] = []
     for root in map(Path, roots):
-        if not root.is_dir():
+        records = record_files(root)  # Every Eval Ever records, read beside the model folders
+        if not root.is_dir() and not records:
             raise ValueError(f"results: {root} is not a folder.")
+        held = {p.relative_to(root).parts[0] for p in records if p != root}
+        start = len(scanned)
         problem = ""
         try:
             table = _model_table(root, model_table)
@@ -71,16 +75,37 @@ def scan_results(
             if model_table:  # asked for by name: the caller says so in one line
                 raise
             table, problem = {}, f"{exc} Folder names are shown instead."  # found beside: go on
-        for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+        for folder in (f for f in folders if f.name not in held):
             for experiment, dirs in result_dirs(folder):
                 model = read_model_folder(folder, experiment, dirs, table, problem)
                 if model is not None:
                     scanned.append(model)
                     problem = ""  # told once, with the first model of the root
+        if records:
+            _read_records(root, records, scanned, start)
     _tell_apart(scanned)
     if split:
         split_versions(scanned)
     return scanned
+
+
+def _read_records(root: Path, records: list[Path], scanned: list[ScannedModel], start: int) -> None:
+    """The root's Every Eval Ever records as models (``eee_read``), each record skipped said
+    with the root's first model; a root where no model could be read says why in one line."""
+    from .eee_read import read_eee
+
+    models, skipped = read_eee(root, records)
+    scanned += models
+    if not skipped:
+        return
+    if len(scanned) == start:
+        more = f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else ""
+        raise ValueError(
+            f"results: {root} holds {len(records)} Every Eval Ever record(s) and none could be "
+            f"read: {skipped[0]}{more}"
+        )
+    scanned[start].skipped[:0] = skipped
 
 
 def _tell_apart(scanned: list[ScannedModel]) -> None:
@@ -95,12 +120,12 @@ def _tell_apart(scanned: list[ScannedModel]) -> None:
         # one model folder's experiments that name the same variant (a copied experiment
         # folder, a model_meta.json edited): told apart by their experiment folders
         for model in same:
-            where = str(model.folder)
+            where = str(model.source or model.folder)
             if model.experiment is not None and _shared_folder(model, same):
                 where += f", {EXPERIMENTS}/{model.experiment}"
             model.name = f"{name} [{where}]"
         # a note, once per group: nothing is skipped, both are shown
-        folders = ", ".join(str(m.folder) for m in same)
+        folders = ", ".join(str(m.source or m.folder) for m in same)
         same[0].notes.append(
             f"{folders}: each names the same model ({name}); shown as '{name} [folder]'"
         )

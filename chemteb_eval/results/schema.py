@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from .io import write_json_atomic
 __all__ = [
     "MAX_RESULT_BYTES",
     "SCORE_RANGE",
+    "ItemsSource",
     "ResultFile",
     "check_score",
     "items_path",
@@ -87,6 +88,17 @@ def read_json_object(path: Path) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class ItemsSource:
+    """Where a result's per-item evidence is read from when it is no items file beside it (an
+    Every Eval Ever record's sidecar, ``eee_read``): the file a message names, and its reader
+    of the items of one task type for one score key, ``{(split, subset): {name: array}}``
+    (unchecked, as an items file's arrays: ``evidence.check_evidence`` checks them)."""
+
+    path: Path
+    read: Callable[[str, str], dict[tuple[str, str], dict[str, Any]]]
+
+
+@dataclass(frozen=True)
 class ResultFile:
     """One task's scores, as MTEB's result files hold them.
 
@@ -98,6 +110,7 @@ class ResultFile:
         evaluation_time: seconds, if recorded.
         extra: every other top-level key (``mteb_version``, ``kg_co2_emissions``, ...), kept.
         path: where it was read from.
+        items: where its per-item evidence is read from, when not ``items_path(path)``.
     """
 
     task_name: str
@@ -106,6 +119,7 @@ class ResultFile:
     evaluation_time: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    items: ItemsSource | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_dict(cls, payload: Mapping[str, Any], path: Path | None = None) -> ResultFile:

@@ -73,3 +73,17 @@ def eee_schema(kind: str = "eval") -> dict[str, Any]:
     schema: dict[str, Any] = json.loads(body)
     assert schema["version"] == VERSION
     return schema
+
+
+def eee_package(module: str) -> Any:
+    """A module of the 0.3.0 wheel (its pure helpers import on Python 3.11), unpacked once
+    beside the wheel and imported from there, never copied into this repository."""
+    import importlib
+
+    wheel = _wheel()
+    root = FOLDER / wheel.stem
+    if not (root / "every_eval_ever").is_dir():
+        zipfile.ZipFile(wheel).extractall(root)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return importlib.import_module(module)

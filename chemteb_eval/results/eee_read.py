@@ -1,0 +1,354 @@
+"""Every Eval Ever records read back as results (issue 49): a folder of 0.3.0 records (ours, or
+anyone's embedding records that follow docs/eee.md's mapping) becomes scanned models beside MTEB
+folders, so ``rank``, ``compare``, ``export`` and the Space read it as they read a results
+folder, and their intervals rest on the per-item sidecars.
+
+Every file is untrusted. A record that fails the schema (``eee_check``) is skipped with one line
+naming it and its first problem. A sidecar is read only when an interval asks for it, and only
+from the record's own folder: its path must name that folder, its bytes the record's checksum,
+its lines the record's row count, evaluation, model and tasks, each sample once; anything else
+leaves that record's evidence out, said, and its intervals resample tasks (as a results folder
+without items files does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from chemteb_eval._files import open_regular, parse_json
+from chemteb_eval.errors import short_repr
+
+from .eee_check import check_instance, check_record
+from .io import experiment_name
+from .model_folder import ScannedModel
+from .schema import ItemsSource, ResultFile, read_json, real_number
+
+__all__ = ["DEPTH", "MAX_SIDECAR_BYTES", "is_record", "read_eee", "record_files"]
+
+# <datastore>/data/<benchmark>/<developer>/<model>/<uuid>.json: a record lies at most 5 below
+# the folder named (the datastore, its data/, a benchmark's, a developer's or a model's folder)
+DEPTH = 5
+# PipChem's seven tasks come to 10.8 MB for 11,986 items (~0.9 kB a line); 256 MiB is ~290k
+# items, as MAX_ITEMS_BYTES bounds a results folder's evidence
+MAX_SIDECAR_BYTES = 256 * 2**20
+_MAX_LINE = 2**20  # the longest line written is ~2 kB (a retrieval query's 20 metrics)
+_RECORD = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json", re.IGNORECASE
+)
+_OURS = "chemteb-eval"
+Samples = dict[str, list[tuple[str, dict[str, str]]]]  # task -> (sample_id, metadata), in order
+Sidecar = tuple[Path, Callable[[], Samples]]  # the file, and its samples read once when asked
+_INT_META = ("embedding_dim", "max_tokens", "n_parameters")
+
+
+def is_record(path: Path) -> bool:
+    """Whether ``path`` is named as an EEE record is (``<uuid>.json``)."""
+    return bool(_RECORD.fullmatch(path.name))
+
+
+def record_files(root: Path) -> list[Path]:
+    """The EEE records at most ``DEPTH`` folders below ``root`` (``root`` itself when it is a
+    record), by path; links to folders are not followed."""
+    if not root.is_dir():
+        return [root] if is_record(root) else []
+    found = []
+    base = len(root.parts)
+    for folder, dirs, files in os.walk(root):
+        if len(Path(folder).parts) - base >= DEPTH - 1:
+            dirs.clear()  # records lie at most DEPTH below root
+        found += [Path(folder, name) for name in files if _RECORD.fullmatch(name)]
+    return sorted(found)
+
+
+def read_eee(root: Path, paths: Iterable[Path]) -> tuple[list[ScannedModel], list[str]]:
+    """The models the records at ``paths`` (under ``root``) hold, and one line for each record
+    skipped. Records of one model (``model_info.name``) merge into one row when no task is in
+    two of them (a benchmark's record beside another's); where they overlap, each record is a
+    row of its own, told apart by its file."""
+    skipped: list[str] = []
+    checked = []
+    for path in paths:
+        try:
+            record = read_json(path)
+            check_record(record)
+        except (OSError, ValueError) as exc:
+            skipped.append(f"{path}: {exc}")
+            continue
+        checked.append((path, record))
+    # of two copies of one record, the one in the folder its sidecar's path names is read
+    checked.sort(key=lambda found: (not _at_home(*found), str(found[0])))
+    seen: dict[str, Path] = {}
+    rows: dict[str, list[ScannedModel]] = {}
+    for path, record in checked:
+        ident = record["evaluation_id"]
+        first = seen.get(path.stem.lower()) or seen.get(ident)
+        if first is not None:
+            skipped.append(f"{path}: the same uuid or evaluation_id as {first}; read once")
+            continue
+        try:
+            model = _model(root, path, record)
+        except ValueError as exc:
+            skipped.append(f"{path}: {exc}")
+            continue
+        seen[path.stem.lower()] = seen[ident] = path
+        rows.setdefault(model.name, []).append(model)
+    out = [m for same in rows.values() for m in _merged(same)]
+    # a results folder's order: by model folder, the model before its variants
+    return sorted(out, key=_order), skipped
+
+
+def _order(model: ScannedModel) -> tuple[str, bool, str, str]:
+    kwargs = model.meta.get("experiment_kwargs")
+    variant = experiment_name(kwargs) if isinstance(kwargs, dict) and kwargs else ""
+    return model.folder.name, bool(variant), variant, str(model.source)
+
+
+def _at_home(path: Path, record: Mapping[str, Any]) -> bool:
+    """Whether the record lies in the folder its sidecar's path names (one without a sidecar
+    names none: it is where it is)."""
+    link = record.get("detailed_evaluation_results")
+    return link is None or link["file_path"].split("/")[1:4] == list(path.parent.parts[-3:])
+
+
+def _merged(same: list[ScannedModel]) -> list[ScannedModel]:
+    """One model's rows: one, merged, when no task is in two records; else each its own."""
+    if len(same) == 1:
+        return same
+    names = [f.task_name for m in same for f in m.files]
+    if len(names) != len(set(names)):
+        for model in same:  # told apart by their files, not their shared folder
+            model.source = model.files[0].path if model.files else model.source
+        return same
+    first = same[0]
+    for other in same[1:]:
+        first.files += other.files
+        first.skipped += other.skipped
+        first.notes += other.notes
+        first.runs |= other.runs
+    return [first]
+
+
+def _model(root: Path, path: Path, record: Mapping[str, Any]) -> ScannedModel:
+    """One record as a scanned model: its results as MTEB-layout result files (each its
+    main score, and the detail scores our export records beside it) and its model's facts."""
+    info = record["model_info"]
+    name, ident = info["name"], info["id"]
+    for field, value in (("name", name), ("id", ident)):
+        if not value.strip() or len(value.splitlines()) != 1:
+            raise ValueError(f"model_info.{field} is {short_repr(value)}, not a model on one line")
+    folder_name = ident.replace("/", "__").strip()
+    folder = root / (folder_name if folder_name not in ("", ".", "..") else "unnamed")
+    # where it is shown from beside another folder's row of the model: its record's folder
+    model = ScannedModel(folder=folder, name=name, meta=_meta(info), source=path.parent)
+    sidecar = _sidecar(path, record, model.skipped)
+    library = record["eval_library"]
+    version = library["version"] if library["name"] == _OURS else None
+    by_task: dict[str, list[Mapping[str, Any]]] = {}
+    for result in record["evaluation_results"]:
+        by_task.setdefault(result["evaluation_name"], []).append(result)
+    run = None
+    if "evaluation_timestamp" in record:  # the run that made it, as a run record says when
+        run = f"eee:{record['evaluation_id']}"
+        model.runs[run] = {"run_id": run, "finished": record["evaluation_timestamp"]}
+    for task, results in by_task.items():
+        model.files.append(_file(path, task, results, version, sidecar, run))
+    return model
+
+
+def _meta(info: Mapping[str, Any]) -> dict[str, Any]:
+    """``model_meta.json``'s facts from ``model_info`` (its strings read back as our export
+    wrote them: JSON where the value was not a string)."""
+    details = info["additional_details"]
+    meta: dict[str, Any] = {"name": info["id"]}
+    for key, value in details.items():
+        if key in ("deployment_type", "model_availability"):
+            continue
+        if key in _INT_META:
+            number = real_number(_json(value))
+            if number is not None and number == int(number):
+                meta[key] = int(number)
+        elif key == "experiment_kwargs":
+            kwargs = _json(value)
+            if isinstance(kwargs, dict):
+                meta[key] = kwargs
+        else:
+            meta[key] = value
+    availability = details["model_availability"]
+    if availability != "unknown":
+        meta["open_weights"] = availability == "open_weights"
+    engine = info.get("inference_engine")
+    if isinstance(engine, dict) and isinstance(engine.get("name"), str):
+        meta["framework"] = engine["name"]
+    return meta
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _file(
+    path: Path,
+    task: str,
+    results: list[Mapping[str, Any]],
+    version: str | None,
+    sidecar: Sidecar | None,
+    run: str | None,
+) -> ResultFile:
+    """A task's results as one MTEB-layout result file: its splits and subsets as the record's
+    source data names them, each entry the main score and the details recorded beside it."""
+    data = results[0]["source_data"]
+    facts = data.get("additional_details", {})
+    splits = [s for s in facts.get("splits", data.get("hf_split", "test")).split(",") if s]
+    subsets = [s for s in facts.get("subsets", "default").split(",") if s]
+    entry: dict[str, Any] = {}
+    main = None
+    for result in results:
+        details = result["score_details"].get("details", {})
+        key = details.get("main_score") or result["metric_config"].get("metric_name")
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{task}: no metric_name or main_score names its score")
+        entry[key] = result["score_details"]["score"]
+        main = main or (key if details.get("main_score") == key else None)
+        for name, text in details.items():  # the detail scores our export records
+            number = real_number(_json(text))
+            if name not in ("main_score", "evaluation_time_seconds", "encode_seconds"):
+                if number is not None and name not in entry:
+                    entry[name] = number
+    main = main or next(iter(entry))
+    entry["main_score"] = entry[main]
+    revision = facts.get("dataset_revision")
+    details = results[0]["score_details"].get("details", {})
+    extra: dict[str, Any] = {}
+    if version is not None and version != "unknown":
+        extra["chemteb_eval_version"] = version
+    if run is not None:
+        extra["chemteb_run_id"] = run
+    for key in ("task_declaration",):
+        if key in facts:
+            extra[key] = facts[key]
+    for key in ("truncation", "storage", "encode_seconds"):
+        if key in details:
+            extra[key] = _json(details[key])
+    items = None
+    if sidecar is not None and len(splits) * len(subsets) == 1:
+        items = ItemsSource(sidecar[0], _task_items(sidecar[1], task, splits[0], subsets[0]))
+    return ResultFile(
+        task_name=task,
+        scores={
+            s: [{**entry, "hf_subset": sub, "languages": []} for sub in subsets] for s in splits
+        },
+        dataset_revision=revision if revision not in (None, "None") else None,
+        evaluation_time=real_number(_json(details.get("evaluation_time_seconds", "null"))),
+        extra=extra,
+        path=path,
+        items=items,
+    )
+
+
+def _task_items(
+    sidecar: Callable[[], Samples],
+    task: str,
+    split: str,
+    subset: str,
+) -> Callable[[str, str], dict[tuple[str, str], dict[str, Any]]]:
+    def read(task_type: str, key: str) -> dict[tuple[str, str], dict[str, Any]]:
+        from .eee_items import evidence_of
+
+        lines = sidecar().get(task)
+        if not lines:
+            raise ValueError(f"the sidecar holds no samples of {task}")
+        return {(split, subset): evidence_of(task_type, key, lines)}
+
+    return read
+
+
+def _sidecar(path: Path, record: Mapping[str, Any], skipped: list[str]) -> Sidecar | None:
+    """The record's sidecar, read once when first asked for (``None`` without one): each task's
+    samples as ``(sample_id, metadata)``; ``ValueError`` naming what is wrong with it."""
+    link = record.get("detailed_evaluation_results")
+    if link is None:
+        return None
+    parts = link["file_path"].split("/")
+    if not _at_home(path, record):
+        skipped.append(
+            f"{path}: its sidecar {link['file_path']!r} is not in the record's own folder "
+            f"({'/'.join(path.parent.parts[-3:])}); evidence left out"
+        )
+        return None
+    sidecar = path.with_name(parts[-1])
+    found: list[Any] = []
+
+    def read() -> Samples:
+        if not found:
+            try:
+                found.append(_read_sidecar(sidecar, record))
+            except (OSError, ValueError) as exc:
+                found.append(exc if isinstance(exc, ValueError) else ValueError(str(exc)))
+        if isinstance(found[0], ValueError):
+            raise found[0]
+        result: Samples = found[0]
+        return result
+
+    return sidecar, read
+
+
+def _read_sidecar(sidecar: Path, record: Mapping[str, Any]) -> Samples:
+    """Every line checked (``check_instance``) and tied to the record; the bytes to its
+    checksum, the lines to its row count."""
+    link = record["detailed_evaluation_results"]
+    info = sidecar.lstat()
+    if stat.S_ISLNK(info.st_mode) and sidecar.resolve().parent != sidecar.parent.resolve():
+        raise ValueError(f"{sidecar} links outside the record's folder")
+    digest = hashlib.new(link.get("hash_algorithm", "sha256"))
+    tasks = {r["evaluation_name"] for r in record["evaluation_results"]}
+    out: Samples = {}
+    ids: set[tuple[str, str]] = set()
+    rows = 0
+    with open_regular(sidecar) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_SIDECAR_BYTES:
+            raise ValueError(f"{size:,} bytes, over the {MAX_SIDECAR_BYTES:,} a sidecar may hold")
+        for raw in iter(lambda: handle.readline(_MAX_LINE + 1), b""):
+            rows += 1
+            if len(raw) > _MAX_LINE:
+                raise ValueError(f"line {rows} is over {_MAX_LINE:,} bytes")
+            digest.update(raw)
+            try:
+                line = check_instance(parse_json(raw))
+                sample = _tied(line, record, tasks)
+            except ValueError as exc:
+                raise ValueError(f"line {rows}: {exc}") from None
+            if sample in ids:
+                raise ValueError(f"line {rows}: sample {sample[1]!r} of {sample[0]} again")
+            ids.add(sample)
+            out.setdefault(sample[0], []).append((sample[1], dict(line.get("metadata") or {})))
+    if "total_rows" in link and rows != link["total_rows"]:
+        raise ValueError(f"{rows:,} lines; the record says {link['total_rows']:,}")
+    if "checksum" in link and digest.hexdigest() != link["checksum"].lower():
+        raise ValueError(f"its {digest.name} is not the record's checksum (changed or torn?)")
+    return out
+
+
+def _tied(line: Mapping[str, Any], record: Mapping[str, Any], tasks: set[str]) -> tuple[str, str]:
+    """The line's (task, sample), when it is one of the record's."""
+    for key, theirs in (
+        ("evaluation_id", record["evaluation_id"]),
+        ("model_id", record["model_info"]["id"]),
+    ):
+        if line[key] != theirs:
+            raise ValueError(f"its {key} {short_repr(line[key])} is not the record's")
+    if line["evaluation_name"] not in tasks:
+        raise ValueError(
+            f"its evaluation {short_repr(line['evaluation_name'])} is not in the record"
+        )
+    return line["evaluation_name"], line["sample_id"]
