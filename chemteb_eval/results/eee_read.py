@@ -14,6 +14,7 @@ without items files does).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -314,7 +315,7 @@ def _read_sidecar(sidecar: Path, record: Mapping[str, Any]) -> Samples:
     out: Samples = {}
     ids: set[tuple[str, str]] = set()
     rows = 0
-    with open_regular(sidecar) as handle:
+    with io.BufferedReader(open_regular(sidecar), 1 << 20) as handle:  # unbuffered: 23 s
         size = os.fstat(handle.fileno()).st_size
         if size > MAX_SIDECAR_BYTES:
             raise ValueError(f"{size:,} bytes, over the {MAX_SIDECAR_BYTES:,} a sidecar may hold")
