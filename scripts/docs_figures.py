@@ -114,6 +114,8 @@ def render(name: str, figures: dict[str, Any]) -> str:
         return _install_table(figures["install"])
     if name == "inspect":
         return _inspect_table(figures["inspect"])
+    if name == "eee":
+        return _eee_table(figures["eee"])
     raise KeyError(f"figures: no rendering for region {name!r}")
 
 
@@ -163,10 +165,25 @@ def _inspect_table(inspect: dict[str, Any]) -> str:
     return f"Measured on {inspect['date']}:\n\n" + "\n".join(lines) + "\n"
 
 
+def _eee_table(eee: dict[str, Any]) -> str:
+    lines = ["| task | lines | bytes |", "|---|---:|---:|"]
+    for name, task in eee["per_task"].items():
+        lines.append(f"| {name} | {task['lines']:,} | {task['bytes'] / 1e6:.2f} MB |")
+    lines.append(
+        f"| **all seven** | **{eee['model_lines']:,}** | **{eee['model_sidecar_mb']} MB** |"
+    )
+    return (
+        f"Measured on {eee['date']} by `python benchmarks/bench_eee.py` ({eee['model']}'s "
+        "record):\n\n" + "\n".join(lines) + "\n"
+    )
+
+
 def value(key: str, figures: dict[str, Any]) -> str:
     found: Any = figures
     for part in key.split("."):
         found = found[part]
+    if isinstance(found, bool):  # before int: True is an int
+        return "yes" if found else "no"
     return f"{found:,}" if isinstance(found, int) else str(found)
 
 
