@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -47,12 +47,14 @@ class Part:
     ``shared``: the same rows for every scored split (a classification task's ``train``):
     counted once per subset. ``corpus``: a retrieval split's documents, shared between splits
     and with its queries by design: their overlaps are reported, never warned about.
+    ``extra``: counts only its type has (retrieval's ``judgements_on_duplicates``).
     """
 
     name: str
     rows: list[Row]
     shared: bool = False
     corpus: bool = False
+    extra: Mapping[str, int] = field(default_factory=dict)  # counts of its own type's
 
 
 def sides(text: Text) -> tuple[str, ...]:
@@ -101,7 +103,12 @@ def _ner(data: NerData, split: str) -> list[Part]:
 
 def _retrieval(data: RetrievalData, split: str) -> list[Part]:
     return [
-        Part(f"{split} documents", [(t, None) for t in data.corpus_texts], corpus=True),
+        Part(
+            f"{split} documents",
+            [(t, None) for t in data.corpus_texts],
+            corpus=True,
+            extra=_retrieval_extra(data),
+        ),
         Part(f"{split} queries", [(t, None) for t in data.query_texts]),
     ]
 
@@ -180,13 +187,8 @@ def data_quality(
     for _, part in parts:
         by_split.setdefault(part.name, []).extend(part.rows)
     splits_out = {name: split_quality(rows) for name, rows in by_split.items()}
-    for subset, splits in data.items():
-        for split, split_data in splits.items():
-            if isinstance(split_data, RetrievalData):
-                name = (
-                    f"{split} documents" if subset == "default" else f"{subset}/{split} documents"
-                )
-                splits_out[name].update(_retrieval_extra(split_data))
+    for _, part in parts:
+        splits_out[part.name].update(part.extra)
     texts = {name: {t for t, _ in rows} for name, rows in by_split.items()}
     overlap = {f"{a}&{b}": len(texts[a] & texts[b]) for a, b in itertools.combinations(texts, 2)}
     kinds = {part.name: (subset, part.corpus) for subset, part in parts}

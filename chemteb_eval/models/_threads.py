@@ -15,32 +15,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-__all__ = ["TOKENIZER_LOCK", "one_thread_per_call", "whole_token_ids"]
+__all__ = ["TOKENIZER_LOCK", "one_thread_per_call"]
 
 # A fast tokenizer's settings (truncation, padding) live in one Rust object: two threads setting
 # and using them at once raise "Already borrowed". Tokenising takes ~2% of a call; it is done
 # one at a time, the forward passes side by side.
 TOKENIZER_LOCK = threading.Lock()
-
-
-def whole_token_ids(tokenizer: Any, texts: list[str]) -> tuple[list[list[int]], int]:
-    """Each text's token ids alone (no special tokens, nothing cut) and how many special tokens
-    the model adds to a text, from a ``transformers`` tokenizer. A fast one is asked through its
-    Rust tokenizer directly: the same ids (the wrapper calls it so) without the wrapper's
-    conversion of each encoding, a third of the time on 11k Wikipedia texts (1.7 s to 1.2 s).
-    Its truncation, which the encoder's calls set, is switched off under the lock; the
-    wrapper sets its own again at its next call."""
-    with TOKENIZER_LOCK:
-        specials = int(tokenizer.num_special_tokens_to_add())
-        backend = getattr(tokenizer, "backend_tokenizer", None) if tokenizer.is_fast else None
-        if backend is None:
-            found = tokenizer(texts, add_special_tokens=False, truncation=False, verbose=False)
-            return [list(x) for x in found["input_ids"]], specials
-        backend.no_truncation()
-        backend.no_padding()
-        return [e.ids for e in backend.encode_batch(texts, add_special_tokens=False)], specials
 
 
 # Runs in several Python threads of one process share torch's one thread count: the first in

@@ -12,7 +12,8 @@ from numpy.typing import NDArray
 from chemteb_eval.errors import ChemtebError
 
 from ._source import hub_access, load_error, local_folder, network_errors
-from ._threads import TOKENIZER_LOCK, one_thread_per_call, whole_token_ids
+from ._threads import TOKENIZER_LOCK, one_thread_per_call
+from ._tokens import whole_token_ids
 from .backends import DEFAULT_MODEL, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt

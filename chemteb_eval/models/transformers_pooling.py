@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._source import hub_access, load_error, local_folder, network_errors
-from ._threads import TOKENIZER_LOCK, one_thread_per_call, whole_token_ids
+from ._threads import TOKENIZER_LOCK, one_thread_per_call
+from ._tokens import whole_token_ids
 from .backends import Backend, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt

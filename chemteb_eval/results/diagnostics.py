@@ -79,15 +79,18 @@ def chemistry_rows(models: Sequence[ModelResults], bench: Benchmark) -> list[dic
     """Per model: its mean over the benchmark (``None`` when incomplete), and its SMILES and
     text tokenization pooled over the tasks whose files recorded one; ``"unknown"`` where every
     file said so (an API), ``None`` where none recorded any (files from before)."""
+    from .ranking import rank_models
+
     names = [t.name for t in benchmark_tasks(bench)]
+    # the ranking's own mean, so this column is the overall table's to the bit
+    ranked = {r.model: r for r in rank_models(list(models), bench)}
     out = []
     for m in models:
         blocks = [m.files[n].extra.get("chemistry") for n in names if n in m.files]
         known = [b for b in blocks if isinstance(b, dict)]
-        complete = all(n in m.scores for n in names)
         row: dict[str, Any] = {
             "model": m.model,
-            "mean": sum(m.scores[n] for n in names) / len(names) if complete else None,
+            "mean": ranked[m.model].mean if ranked[m.model].complete else None,
         }
         if not known:
             row["chemistry"] = UNKNOWN if blocks and all(b == UNKNOWN for b in blocks) else None
