@@ -199,6 +199,7 @@ def test_attack49_an_extra_array_of_another_length_is_no_querys_value() -> None:
         "table": np.zeros((3, 2)),
     }
     lines = _retrieval(items, "ndcg_at_10", "test")
-    assert [line[0] for line in lines] == ["q1", "q2", "q3"]
+    assert [line[0] for line in lines] == ["test/0", "test/1", "test/2"]  # rows, as every type's
+    assert [line[7].pop("query_id") for line in lines] == ["q1", "q2", "q3"]
     assert [line[5] for line in lines] == [True, True, False]
     assert set(lines[0][7]) == {"ndcg_at_10", "recall_at_10"}

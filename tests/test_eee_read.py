@@ -92,18 +92,10 @@ def test_exporting_the_read_back_records_writes_the_same_records(
 ) -> None:
     again = tmp_path / "data"
     write_eee(read_results([exported], PIPCHEM), PIPCHEM, again)
-    first, second = _records(exported), _records(again)
-    assert len(first) == len(second) == 3
-
-    def body(path: Path) -> dict[str, Any]:
-        record = json.loads(path.read_text())
-        record.pop("detailed_evaluation_results", None)  # names the sidecar's uuid
-        return record
-
-    by_name = {body(p)["model_info"]["name"]: body(p) for p in first}
-    for path in second:
-        record = body(path)
-        assert record == by_name[record["model_info"]["name"]]
+    # byte for byte, sidecars too: every line's evidence came back whole
+    first = {p.relative_to(exported): p.read_bytes() for p in exported.rglob("*") if p.is_file()}
+    second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert len(first) == 6 and first == second
 
 
 @pytest.mark.slow
@@ -405,3 +397,182 @@ def test_attack49_records_of_another_benchmark_and_of_one_model_twice(
     names = [r["model"] for r in ranked]
     assert len(names) == 4 and f"test/small-hash [{other}]" in names
     assert f"test/small-hash [{record}]" in names and "each names the same model" in said
+
+
+# -- round 2 of the outside attack: each test fails on the code before its fix ----------------
+
+
+def _write_result(root: Path, model: str, task: str, revision: str, scores: dict[str, Any]) -> None:
+    folder = root / model.replace("/", "__") / "rev1"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model_meta.json").write_text(json.dumps({"name": model, "revision": "rev1"}))
+    payload = {"task_name": task, "dataset_revision": revision, "scores": scores}
+    (folder / f"{task}.json").write_text(json.dumps({**payload, "evaluation_time": 1.0}))
+
+
+def _refresh_checksum(record: Path, sidecar: Path) -> None:
+    body = sidecar.read_bytes()
+    _edit(record, lambda r: r["detailed_evaluation_results"].update(
+        checksum=hashlib.sha256(body).hexdigest()))  # fmt: skip
+
+
+@pytest.mark.slow
+def test_attack49b_lines_in_another_order_are_the_same_items(
+    exported: Path, tmp_path: Path
+) -> None:
+    """Rows were paired by line order: shuffled lines (checksum fixed) moved the intervals and
+    made a record differ from its own results folder in ``compare``. Each row now stands at
+    the index its sample id names."""
+    import random
+
+    folder = _copy(exported, tmp_path)
+    name = "test/hashing-trigrams (output_dtypes=int8)"
+    record, sidecar = _with_link(folder, name)
+    lines = sidecar.read_text().splitlines(keepends=True)
+    random.Random(0).shuffle(lines)
+    sidecar.write_text("".join(lines))
+    _refresh_checksum(record, sidecar)
+    honest, _ = _intervals(exported, name)
+    found, skipped = _intervals(folder, name)
+    assert found == honest and not skipped
+    # a sample id that names no row: left out, said (a query's, whose interval reads them)
+    at = next(i for i, t in enumerate(lines) if '"task_type": "Retrieval"' in t)
+    line = json.loads(lines[at])
+    line["sample_id"] = "test/999999"
+    lines[at] = json.dumps(line) + "\n"
+    sidecar.write_text("".join(lines))
+    _refresh_checksum(record, sidecar)
+    _, skipped = _intervals(folder, name)
+    assert any("indices are not 0 to" in s for s in skipped), skipped
+
+
+@pytest.mark.slow
+def test_attack49b_results_without_a_run_record_export_to_the_same_file(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without runs.jsonl the record's time is the export's, which reached every sidecar line
+    and so the uuid: each export wrote another file, and the folder ranked each model twice."""
+    import time
+
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    for log in copy.rglob("runs.jsonl"):
+        log.unlink()
+    models = read_results([copy], PIPCHEM)
+    first = write_eee(models, PIPCHEM, tmp_path / "data")
+    later = time.time() + 3600
+    monkeypatch.setattr(time, "time", lambda: later)
+    assert write_eee(read_results([copy], PIPCHEM), PIPCHEM, tmp_path / "data") == first
+    assert len(_records(tmp_path / "data")) == 3
+
+
+def test_attack49b_a_score_over_other_splits_or_weighted_subsets_reads_as_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record's score over three splits was read as one split's (0.6 for a test score of
+    0.1); a SemEval year's size-weighted score over its subsets was lost (no n_pairs)."""
+    results = tmp_path / "results"
+    entry = {"hf_subset": "default", "languages": ["eng-Latn"]}
+    _write_result(results, "org/m", "ChemHotpotQARetrieval", "1840e8a5ac6ec752bbdd97d543ead0189bc7c25b", {
+        split: [{**entry, "ndcg_at_10": v, "main_score": v}]
+        for split, v in (("train", 0.9), ("dev", 0.8), ("test", 0.1))
+    })  # fmt: skip
+    subsets = [("MSRpar", 0.5, 100), ("OnWN", 0.6, 300), ("SMTeuroparl", 0.7, 50)]
+    _write_result(results, "org/m", "SemEvalSTS2012", "x", {"test": [
+        {"cosine_pearson": v, "main_score": v, "n_pairs": n, "hf_subset": s, "languages": []}
+        for s, v, n in subsets
+    ]})  # fmt: skip
+    for bench, task in (("ChemTEB", "ChemHotpotQARetrieval"), ("SciEmbed", "SemEvalSTS2012")):
+        out = tmp_path / f"eee-{bench}"
+        assert chemteb_main(["export", str(results), "-b", bench, "--output-dir", str(out)]) == 0
+        mine = read_results([results], get_benchmark(bench))[0].scores
+        theirs = read_results([out], get_benchmark(bench))[0].scores
+        assert theirs[task] == mine[task], bench
+    capsys.readouterr()
+    # ChemTEB(paper) scores the test split alone: the record's mean over three is not it
+    paper = read_results([tmp_path / "eee-ChemTEB"], get_benchmark("ChemTEB(paper)"))[0]
+    assert "ChemHotpotQARetrieval" not in paper.scores
+    assert any("one score over the splits train, dev, test" in s for s in paper.skipped)
+    assert read_results([results], get_benchmark("ChemTEB(paper)"))[0].scores[
+        "ChemHotpotQARetrieval"
+    ] == pytest.approx(0.1)
+
+
+@pytest.mark.slow
+def test_attack49b_records_of_two_models_never_merge_and_a_stray_record_hides_nothing(
+    results: Path, exported: Path, tmp_path: Path
+) -> None:
+    """Records were merged by their display name (two ids named alike became one complete
+    row); a uuid-named file inside a model folder hid that folder's results."""
+    folder = _copy(exported, tmp_path)
+    record, _ = _with_link(folder, "test/small-hash")
+    twin = json.loads(record.read_text())
+    twin.pop("detailed_evaluation_results")
+    twin["model_info"]["id"] = "other/small-hash"
+    twin["evaluation_id"] += "-other"
+    twin["evaluation_results"] = twin["evaluation_results"][:1]
+    record.with_name(f"{'2' * 8}-2222-4222-8222-{'2' * 12}.json").write_text(json.dumps(twin))
+    twin["model_info"]["name"] = "test/small-hash"
+    rows = read_results([folder], PIPCHEM)
+    names = sorted(m.model for m in rows)
+    assert len(names) == 4 and sum(n.startswith("test/small-hash") for n in names) == 2, names
+    # a stray record (junk) in a model's revision folder: the model's results still read
+    mine = tmp_path / "results"
+    shutil.copytree(results, mine)
+    revision = next((mine / "test__small-hash").iterdir())
+    (revision / f"{'3' * 8}-3333-4333-8333-{'3' * 12}.json").write_text("{}")
+    rows = read_results([mine], PIPCHEM)
+    assert any(m.model == "test/small-hash" and len(m.scores) == 7 for m in rows)
+
+
+@pytest.mark.slow
+def test_attack49b_one_uuid_with_two_contents_and_one_task_twice_are_refused(
+    exported: Path, tmp_path: Path
+) -> None:
+    """Of one uuid with other content in two folders, the folder names chose the winner;
+    a task whose score a record lists twice read the last one."""
+    folder = _copy(exported, tmp_path)
+    record, _ = _with_link(folder, "test/small-hash")
+    other = folder / "PipChem" / "test" / "zzz" / record.name
+    other.parent.mkdir()
+    body = json.loads(record.read_text())
+    body["evaluation_results"][0]["score_details"]["score"] = 0.99
+    other.write_text(json.dumps(body))
+    rows = read_results([folder], PIPCHEM)
+    assert all(not m.model.startswith("test/small-hash") for m in rows)
+    said = [s for m in rows for s in m.skipped]
+    assert any("with other content: neither is read" in s for s in said), said
+    other.unlink()
+    twice = copy.deepcopy(json.loads(record.read_text()))
+    twice["evaluation_results"].append(copy.deepcopy(twice["evaluation_results"][0]))
+    twice["evaluation_results"][-1]["score_details"]["score"] = 0.99
+    record.write_text(json.dumps(twice))
+    said = [s for m in read_results([folder], PIPCHEM) for s in m.skipped]
+    assert any("is in two evaluation_results" in s for s in said), said
+
+
+@pytest.mark.slow
+def test_attack49b_export_says_what_it_cannot_write_as_eee_wants(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Notes on refused folder names were never printed (and the fallbacks, ``data`` and
+    ``CON``, were refused too); a name on two lines was exported, and its reader refused it."""
+    io = eee_package("every_eval_ever.helpers.io")
+    results = tmp_path / "results"
+    entry = {"ndcg_at_10": 0.5, "main_score": 0.5, "hf_subset": "default", "languages": []}
+    task = next(t for t in benchmark_tasks(PIPCHEM) if t.type == "Retrieval")
+    for model in ("data/x", "CON/aux", "org/x\ny"):
+        _write_result(results, model, task.name, str(task.revision), {"test": [entry]})
+    assert (
+        chemteb_main(["export", str(results), "-b", "PipChem", "--output-dir", str(tmp_path / "o")])
+        == 0
+    )
+    said = capsys.readouterr()
+    assert said.err.count("[note]") == 2 and "rename it" in said.err
+    assert "not on one line: no record written" in said.err
+    assert "rename the 2 folder(s)" in said.out
+    for path in _records(tmp_path / "o"):
+        parts = path.relative_to(tmp_path / "o").parts[:3]
+        for part in parts:  # each folder name passes EEE's path rules
+            io._required_path_component(part, "folder")
+    assert len(_records(tmp_path / "o")) == 2

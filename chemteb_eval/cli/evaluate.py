@@ -144,7 +144,7 @@ def add_export(sub: Subparsers) -> None:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     from chemteb_eval.results.board import read_results
-    from chemteb_eval.results.eee import write_eee
+    from chemteb_eval.results.eee import REFUSED, write_eee
     from chemteb_eval.results.scan import catalog_of, scan_results
 
     scanned = scan_results(args.results, model_table=args.model_table)
@@ -163,14 +163,22 @@ def _cmd_export(args: argparse.Namespace) -> int:
         print(shown(path))
     records = sum(1 for p in written if p.suffix == ".json")
     sidecars = len(written) - records
+    renamed = sum(REFUSED in n for m in models for n in m.notes)
+    submit = (
+        f"rename the {renamed} folder(s) the notes below name, then submit it"
+        if renamed
+        else "submit it"
+    )
     print(
         f"{records} Every Eval Ever record(s) on {bench.name} in {shown(args.output_dir)}, "
         f"{sidecars} with its per-item sidecar (<uuid>_samples.jsonl); the folder is a "
-        "datastore's data/: submit it to evaleval/EEE_datastore (a pull request), or validate "
-        "with `python -m every_eval_ever validate`."
+        f"datastore's data/: {submit} to evaleval/EEE_datastore (a pull request), or validate "
+        "with `python -m every_eval_ever validate`; `chemteb rank` reads it back."
     )
     for line in dict.fromkeys(s for m in models for s in m.skipped):
         print(f"[skipped] {shown(line)}", file=sys.stderr)
+    for line in dict.fromkeys(n for m in models for n in m.notes):
+        print(f"[note] {shown(line)}", file=sys.stderr)
     return 0
 
 

@@ -20,11 +20,11 @@ from chemteb_eval.scoring.uncertainty import (
 from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits
 
 from .board import ModelResults, read_results
-from .eee_read import is_record
 from .io import EXPERIMENTS
 from .model_folder import ScannedModel
 from .ranking import task_evidence
 from .scan import catalog_of, scan_results, split_versions
+from .schema import is_record
 
 __all__ = [
     "Comparison",

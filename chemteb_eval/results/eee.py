@@ -317,6 +317,16 @@ def _component(text: str) -> str | None:
     return value
 
 
+REFUSED = "EEE's datastore refuses"  # how a note that a folder must be renamed begins
+
+
+def _safe(text: str) -> str:
+    """A folder name EEE's path rules take, for a name they refuse (``data``, ``CON``...):
+    ``_part``'s, with ``_`` after it where that alone is still refused."""
+    safe = _part(text)
+    return safe if _component(safe) is not None else f"{safe}_"
+
+
 def _flat(text: str) -> str | None:
     """A slash-separated identity as one folder name, EEE's way (its parts joined by ``_``)."""
     parts = [_component(p) if p else None for p in text.strip().split("/")]
@@ -330,7 +340,7 @@ def datastore_parts(bench: str, model_id: str) -> tuple[tuple[str, str, str], st
     folder name written instead (``_part``)."""
     namespace, _, rest = model_id.strip().partition("/")
     wanted = (_flat(bench), _component(namespace) if rest else None, _flat(rest or namespace))
-    fallback = (_part(bench), _part(namespace) if rest else "unknown", _part(rest or namespace))
+    fallback = (_safe(bench), _safe(namespace) if rest else "unknown_", _safe(rest or namespace))
     parts = tuple(w or f for w, f in zip(wanted, fallback, strict=True))
     said = (
         repr(bench),
@@ -340,8 +350,9 @@ def datastore_parts(bench: str, model_id: str) -> tuple[tuple[str, str, str], st
     refused = [f"{what} {text}" for what, text, w in zip(("benchmark", "developer", "model"),
                said, wanted, strict=True) if w is None]  # fmt: skip
     problem = (
-        f"EEE's datastore refuses its {', '.join(refused)} as a folder name (a model id names "
-        f"its developer as 'org/name'); written to {'/'.join(parts)}"
+        f"{REFUSED} its {', '.join(refused)} as a folder name (a model id names "
+        f"its developer as 'org/name'); written to {'/'.join(parts)}: rename it (and the id) "
+        "before you submit it"
         if refused
         else None
     )
@@ -368,15 +379,25 @@ def write_eee(
         )
         if record is None:
             continue
-        parts, problem = datastore_parts(bench.name, record["model_info"]["id"])
+        info = record["model_info"]
+        if any(not v.strip() or len(v.splitlines()) != 1 for v in (info["name"], info["id"])):
+            model.skipped.append(
+                f"{model.folder}: its model is named {info['name']!r}, not on one line: no "
+                "record written (a reader refuses it); fix the name its results folder records"
+            )
+            continue
+        parts, problem = datastore_parts(bench.name, info["id"])
         if problem is not None:
             model.notes.append(f"{record['model_info']['name']}: {problem}")
         folder = out.joinpath(*parts)
         samples = _samples(model, bench, record)
         text = "".join(json.dumps(line, sort_keys=True, allow_nan=False) + "\n" for line in samples)
         checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        # named by the record's content and its items': other evidence is another file
-        key = _content_uuid({**record, "samples": checksum if samples else None})
+        # named by the record's content and its items' (not their evaluation_id, which holds
+        # the record's time): other evidence is another file, the same results the same one
+        items = [{k: v for k, v in line.items() if k != "evaluation_id"} for line in samples]
+        content = hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()
+        key = _content_uuid({**record, "samples": content if samples else None})
         if samples:
             sidecar = folder / f"{key}_samples.jsonl"
             write_text_atomic(sidecar, text)

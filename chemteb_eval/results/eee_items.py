@@ -21,6 +21,7 @@ dataset's licence is not ours to extend).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -55,10 +56,14 @@ def _retrieval(items: Mapping[str, Any], key: str, split: str) -> list[Item]:
     }
     out: list[Item] = []
     for i, value in enumerate(values):
-        qid = str(ids[i]) if ids is not None else str(i)
         found = bool(hits[i] > 0) if hits is not None else bool(value > 0)
         meta = {n: _number(a[i]) for n, a in arrays.items()}
-        out.append((qid, f"query {qid} ({split})", [], [], float(value), found, "ranking", meta))
+        # a row as every type's (the evidence's order is the resamples'), its query by id
+        said = f"query {i} ({split})"
+        if ids is not None:
+            meta["query_id"] = str(ids[i])
+            said = f"query {ids[i]} ({split})"
+        out.append((f"{split}/{i}", said, [], [], float(value), found, "ranking", meta))
     return out
 
 
@@ -163,12 +168,41 @@ def _floats(values: list[str], name: str) -> NDArray[np.float64]:
 
 
 def _retrieval_back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
+    """The main metric's values and the query ids (``compare`` pairs two models' queries by
+    them), and every other per-query metric the lines carry, so that an export of what was
+    read back writes the same lines."""
+    lines = _in_order(lines)
     out: dict[str, NDArray[Any]] = {key: _floats(_values(lines, key), key)}
-    out["query_ids"] = np.array([sample for sample, _ in lines], dtype=str)
+    names = set.intersection(*(set(meta) for _, meta in lines)) - {key, "query_id", *_OWN}
+    for name in sorted(names):
+        with contextlib.suppress(ValueError):  # not a number: no metric of ours
+            out[name] = _floats(_values(lines, name), name)
+    if all("query_id" in meta for _, meta in lines):
+        out["query_ids"] = np.array(_values(lines, "query_id"), dtype=str)
     return out
 
 
+_OWN = ("task_type", "main_score")  # what every line's metadata says besides its evidence
+_INDEXED = re.compile(r".+/(0|[1-9][0-9]{0,9})")
+
+
+def _in_order(lines: Lines) -> Lines:
+    """Items in their evidence's order (a resample draws rows by position): by the index each
+    ``sample_id`` (``<split>/<i>``) names, whatever the order of the lines; ``ValueError``
+    unless the indices are 0 to n-1, each once."""
+    at: dict[int, tuple[str, Mapping[str, str]]] = {}
+    for sample, meta in lines:
+        found = _INDEXED.fullmatch(sample)
+        if found is None:
+            raise ValueError(f"sample {sample!r} names no row (<split>/<index>)")
+        at[int(found.group(1))] = (sample, meta)
+    if sorted(at) != list(range(len(lines))):
+        raise ValueError(f"the samples' indices are not 0 to {len(lines) - 1}, each once")
+    return [at[i] for i in range(len(lines))]
+
+
 def _classification_back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
+    lines = _in_order(lines)
     answers = []
     for sample, text in zip((s for s, _ in lines), _values(lines, "y_pred"), strict=True):
         try:
@@ -189,6 +223,7 @@ def _classification_back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
 
 def _two_labels(first: str, second: str) -> Callable[[Lines, str], dict[str, NDArray[Any]]]:
     def back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
+        lines = _in_order(lines)
         return {name: _labels(_values(lines, name)) for name in (first, second)}
 
     return back
@@ -197,6 +232,7 @@ def _two_labels(first: str, second: str) -> Callable[[Lines, str], dict[str, NDA
 def _pairs_back(lines: Lines, key: str) -> dict[str, NDArray[Any]]:
     from chemteb_eval.scoring.pair_classification import SIMILARITY_FUNCTIONS
 
+    lines = _in_order(lines)
     out = {"labels": _floats(_values(lines, "labels"), "labels")}
     out |= {n: _floats(_values(lines, n), n) for n, _ in SIMILARITY_FUNCTIONS}
     return out

@@ -17,7 +17,6 @@ import hashlib
 import io
 import json
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -29,7 +28,7 @@ from chemteb_eval.errors import short_repr
 from .eee_check import check_instance, check_record
 from .io import experiment_name
 from .model_folder import ScannedModel
-from .schema import ItemsSource, ResultFile, read_json, real_number
+from .schema import RECORD_NAME, ItemsSource, ResultFile, is_record, read_json, real_number
 
 __all__ = ["DEPTH", "MAX_SIDECAR_BYTES", "is_record", "read_eee", "record_files"]
 
@@ -40,18 +39,11 @@ DEPTH = 5
 # items, as MAX_ITEMS_BYTES bounds a results folder's evidence
 MAX_SIDECAR_BYTES = 256 * 2**20
 _MAX_LINE = 2**20  # the longest line written is ~2 kB (a retrieval query's 20 metrics)
-_RECORD = re.compile(
-    r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json", re.IGNORECASE
-)
 _OURS = "chemteb-eval"
 Samples = dict[str, list[tuple[str, dict[str, str]]]]  # task -> (sample_id, metadata), in order
 Sidecar = tuple[Path, Callable[[], Samples]]  # the file, and its samples read once when asked
 _INT_META = ("embedding_dim", "max_tokens", "n_parameters")
-
-
-def is_record(path: Path) -> bool:
-    """Whether ``path`` is named as an EEE record is (``<uuid>.json``)."""
-    return bool(_RECORD.fullmatch(path.name))
+_NOT_SCORES = ("main_score", "evaluation_time_seconds", "encode_seconds")
 
 
 def record_files(root: Path) -> list[Path]:
@@ -64,7 +56,7 @@ def record_files(root: Path) -> list[Path]:
     for folder, dirs, files in os.walk(root):
         if len(Path(folder).parts) - base >= DEPTH - 1:
             dirs.clear()  # records lie at most DEPTH below root
-        found += [Path(folder, name) for name in files if _RECORD.fullmatch(name)]
+        found += [Path(folder, name) for name in files if RECORD_NAME.fullmatch(name)]
     return sorted(found)
 
 
@@ -85,24 +77,49 @@ def read_eee(root: Path, paths: Iterable[Path]) -> tuple[list[ScannedModel], lis
         checked.append((path, record))
     # of two copies of one record, the one in the folder its sidecar's path names is read
     checked.sort(key=lambda found: (not _at_home(*found), str(found[0])))
-    seen: dict[str, Path] = {}
-    rows: dict[str, list[ScannedModel]] = {}
-    for path, record in checked:
-        ident = record["evaluation_id"]
-        first = seen.get(path.stem.lower()) or seen.get(ident)
-        if first is not None:
-            skipped.append(f"{path}: the same uuid or evaluation_id as {first}; read once")
-            continue
+    rows: dict[tuple[str, ...], list[ScannedModel]] = {}
+    for path, record in _once(checked, skipped):
         try:
             model = _model(root, path, record)
         except ValueError as exc:
             skipped.append(f"{path}: {exc}")
             continue
-        seen[path.stem.lower()] = seen[ident] = path
-        rows.setdefault(model.name, []).append(model)
+        rows.setdefault(_identity(model), []).append(model)
     out = [m for same in rows.values() for m in _merged(same)]
     # a results folder's order: by model folder, the model before its variants
     return sorted(out, key=_order), skipped
+
+
+def _once(
+    checked: list[tuple[Path, Any]], skipped: list[str]
+) -> list[tuple[Path, Mapping[str, Any]]]:
+    """Each record once: of copies of one record (one uuid or ``evaluation_id``, the same
+    content) the first is read, the others named; records that share a uuid or an
+    ``evaluation_id`` but not their content conflict, and none of them is read."""
+    seen: dict[str, tuple[Path, str]] = {}
+    kept: dict[Path, Mapping[str, Any]] = {}
+    for path, record in checked:
+        body = json.dumps(record, sort_keys=True)
+        first = seen.get(path.stem.lower()) or seen.get(record["evaluation_id"])
+        if first is None:
+            seen[path.stem.lower()] = seen[record["evaluation_id"]] = (path, body)
+            kept[path] = record
+        elif first[1] == body:
+            skipped.append(f"{path}: a copy of {first[0]}; read once")
+        else:
+            kept.pop(first[0], None)
+            skipped.append(
+                f"{path}: the same uuid or evaluation_id as {first[0]}, with other content: "
+                "neither is read (which one is the evaluation?)"
+            )
+    return list(kept.items())
+
+
+def _identity(model: ScannedModel) -> tuple[str, ...]:
+    """What makes two records one model's: its id, revision, weights and variant."""
+    meta = model.meta
+    kwargs = json.dumps(meta.get("experiment_kwargs") or {}, sort_keys=True)
+    return meta["name"], str(meta.get("revision")), str(meta.get("weights")), kwargs
 
 
 def _order(model: ScannedModel) -> tuple[str, bool, str, str]:
@@ -133,6 +150,8 @@ def _merged(same: list[ScannedModel]) -> list[ScannedModel]:
         first.skipped += other.skipped
         first.notes += other.notes
         first.runs |= other.runs
+    paths = ", ".join(str(m.files[0].path) for m in same if m.files)
+    first.notes.append(f"{first.name}: its {len(same)} records read as one row: {paths}")
     return [first]
 
 
@@ -218,13 +237,15 @@ def _file(
         key = details.get("main_score") or result["metric_config"].get("metric_name")
         if not isinstance(key, str) or not key:
             raise ValueError(f"{task}: no metric_name or main_score names its score")
+        if key in entry:
+            raise ValueError(f"{task}: its {key} is in two evaluation_results")
         entry[key] = result["score_details"]["score"]
         main = main or (key if details.get("main_score") == key else None)
-        for name, text in details.items():  # the detail scores our export records
+    for result in results:  # the detail scores our export records beside the main one
+        for name, text in result["score_details"].get("details", {}).items():
             number = real_number(_json(text))
-            if name not in ("main_score", "evaluation_time_seconds", "encode_seconds"):
-                if number is not None and name not in entry:
-                    entry[name] = number
+            if name not in _NOT_SCORES and number is not None:
+                entry.setdefault(name, number)
     main = main or next(iter(entry))
     entry["main_score"] = entry[main]
     revision = facts.get("dataset_revision")
@@ -253,6 +274,7 @@ def _file(
         extra=extra,
         path=path,
         items=items,
+        over=tuple(splits),
     )
 
 
@@ -293,8 +315,10 @@ def _sidecar(path: Path, record: Mapping[str, Any], skipped: list[str]) -> Sidec
         if not found:
             try:
                 found.append(_read_sidecar(sidecar, record))
-            except (OSError, ValueError) as exc:
-                found.append(exc if isinstance(exc, ValueError) else ValueError(str(exc)))
+            except ValueError as exc:
+                found.append(exc)
+            except OSError as exc:  # named once, by the caller's line
+                found.append(ValueError(exc.strerror or type(exc).__name__))
         if isinstance(found[0], ValueError):
             raise found[0]
         result: Samples = found[0]
@@ -309,9 +333,12 @@ def _read_sidecar(sidecar: Path, record: Mapping[str, Any]) -> Samples:
     link = record["detailed_evaluation_results"]
     info = sidecar.lstat()
     if stat.S_ISLNK(info.st_mode) and sidecar.resolve().parent != sidecar.parent.resolve():
-        raise ValueError(f"{sidecar} links outside the record's folder")
+        raise ValueError("it links outside the record's folder")
     digest = hashlib.new(link.get("hash_algorithm", "sha256"))
-    tasks = {r["evaluation_name"] for r in record["evaluation_results"]}
+    tasks: dict[str, set[str]] = {}  # each evaluation's result ids
+    for result in record["evaluation_results"]:
+        result_ids = tasks.setdefault(result["evaluation_name"], set())
+        result_ids.add(result.get("evaluation_result_id", ""))
     out: Samples = {}
     ids: set[tuple[str, str]] = set()
     rows = 0
@@ -340,7 +367,9 @@ def _read_sidecar(sidecar: Path, record: Mapping[str, Any]) -> Samples:
     return out
 
 
-def _tied(line: Mapping[str, Any], record: Mapping[str, Any], tasks: set[str]) -> tuple[str, str]:
+def _tied(
+    line: Mapping[str, Any], record: Mapping[str, Any], tasks: Mapping[str, set[str]]
+) -> tuple[str, str]:
     """The line's (task, sample), when it is one of the record's."""
     for key, theirs in (
         ("evaluation_id", record["evaluation_id"]),
@@ -352,4 +381,7 @@ def _tied(line: Mapping[str, Any], record: Mapping[str, Any], tasks: set[str]) -
         raise ValueError(
             f"its evaluation {short_repr(line['evaluation_name'])} is not in the record"
         )
+    result = line.get("evaluation_result_id")
+    if result is not None and result not in tasks[line["evaluation_name"]]:
+        raise ValueError(f"its evaluation_result_id {short_repr(result)} is not the record's")
     return line["evaluation_name"], line["sample_id"]

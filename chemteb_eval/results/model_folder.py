@@ -27,7 +27,7 @@ from chemteb_eval.tasks.recorded import recorded_tasks
 
 from .io import EXPERIMENTS, experiment_label, model_dir
 from .runs import LEGACY_RUN_META, latest_run, read_runs, record_files
-from .schema import ResultFile, read_json, read_json_object
+from .schema import ResultFile, is_record, read_json, read_json_object
 
 __all__ = [
     "META_FILE",
@@ -55,7 +55,9 @@ NOT_RESULTS = frozenset({META_FILE, LEGACY_RUN_META})
 
 def result_paths(folder: Path) -> list[Path]:
     """The task result files directly in ``folder`` (one revision's or experiment's), by name."""
-    return sorted(p for p in folder.glob("*.json") if p.name not in NOT_RESULTS)
+    return sorted(
+        p for p in folder.glob("*.json") if p.name not in NOT_RESULTS and not is_record(p)
+    )
 
 
 def model_name(folder: Path, meta: Mapping[str, Any] | None, table: Mapping[str, str]) -> str:
@@ -139,7 +141,10 @@ def read_model_folder(
     """One model's (or one experiment's) files, parsed once; ``None`` when it has none."""
     unreadable: list[str] = []
     # run records (a legacy run_meta.json too) are _read_runs's
-    found = (p for d in dirs for p in d.glob("*.json") if p.name != LEGACY_RUN_META)
+    # an Every Eval Ever record among them is eee_read's, never a task's result
+    found = (
+        p for d in dirs for p in d.glob("*.json") if p.name != LEGACY_RUN_META and not is_record(p)
+    )
     files = _by_mtime(found, unreadable)
     if not files and not unreadable:
         return None

@@ -62,11 +62,13 @@ def scan_results(
         One ``ScannedModel`` per model folder that holds JSON files.
     """
     scanned: list[ScannedModel] = []
+    read: set[Path] = set()  # records already read, through another root that holds them
     for root in map(Path, roots):
-        records = record_files(root)  # Every Eval Ever records, read beside the model folders
+        # Every Eval Ever records, read beside the model folders
+        records = [r for r in record_files(root) if r.resolve() not in read]
+        read.update(r.resolve() for r in records)
         if not root.is_dir() and not records:
             raise ValueError(f"results: {root} is not a folder.")
-        held = {p.relative_to(root).parts[0] for p in records if p != root}
         start = len(scanned)
         problem = ""
         try:
@@ -76,7 +78,7 @@ def scan_results(
                 raise
             table, problem = {}, f"{exc} Folder names are shown instead."  # found beside: go on
         folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-        for folder in (f for f in folders if f.name not in held):
+        for folder in folders:  # an EEE folder holds no result file: it gives no model
             for experiment, dirs in result_dirs(folder):
                 model = read_model_folder(folder, experiment, dirs, table, problem)
                 if model is not None:

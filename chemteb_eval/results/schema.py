@@ -9,6 +9,7 @@ lists of entries, and a score counts only if it is a real, finite number in [-1,
 from __future__ import annotations
 
 import math
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,10 +26,12 @@ from .io import write_json_atomic
 
 __all__ = [
     "MAX_RESULT_BYTES",
+    "RECORD_NAME",
     "SCORE_RANGE",
     "ItemsSource",
     "ResultFile",
     "check_score",
+    "is_record",
     "items_path",
     "match_task",
     "read_items",
@@ -111,6 +114,7 @@ class ResultFile:
         extra: every other top-level key (``mteb_version``, ``kg_co2_emissions``, ...), kept.
         path: where it was read from.
         items: where its per-item evidence is read from, when not ``items_path(path)``.
+        over: the splits whose mean each of its scores is, when it holds no split's own.
     """
 
     task_name: str
@@ -120,6 +124,9 @@ class ResultFile:
     extra: Mapping[str, Any] = field(default_factory=dict)
     path: Path | None = None
     items: ItemsSource | None = field(default=None, compare=False, repr=False)
+    # the splits its one score per key is a mean over, where the file holds no split's own
+    # (an EEE record: the task's score over its splits and subsets, each weighted as it was)
+    over: tuple[str, ...] | None = None
 
     @classmethod
     def from_dict(cls, payload: Mapping[str, Any], path: Path | None = None) -> ResultFile:
@@ -187,7 +194,20 @@ class ResultFile:
         ``weight_key`` names the entry key that weights the mean over subsets (a task's
         ``subset_weight_key``: ``n_pairs`` makes a SemEval STS year's figure, the size-weighted
         mean of its subsets' Pearson); ``None`` is MTEB's plain mean. An entry without a positive
-        whole-number weight gives ``None``."""
+        whole-number weight gives ``None``.
+
+        A file that holds one score over its splits (``over``) gives it for those splits
+        alone; ``ValueError`` for others (no split's own score can be read from a mean)."""
+        splits = tuple(splits)
+        if self.over is not None:
+            if sorted(splits) != sorted(self.over):
+                raise ValueError(
+                    f"it holds one score over the splits {', '.join(self.over)}, not one over "
+                    f"{', '.join(splits)}; rank its results folder for that"
+                )
+            first = self.scores.get(self.over[0]) or [{}]
+            value = first[0].get(key) if isinstance(first[0], dict) else None
+            return None if value is None else check_score(key, value)
         per_split = []
         for split in splits:
             entries = self.scores.get(split)
@@ -213,6 +233,18 @@ def _weight(value: Any) -> float | None:
     if number is None or number <= 0 or number != int(number) or number >= 2**53:
         return None
     return number
+
+
+# An Every Eval Ever record's file name (``<uuid>.json``): never a task's result file, wherever
+# it lies (``eee_read`` reads it; a model folder's reader passes it by)
+RECORD_NAME = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.json", re.IGNORECASE
+)
+
+
+def is_record(path: Path) -> bool:
+    """Whether ``path`` is named as an Every Eval Ever record is (``<uuid>.json``)."""
+    return bool(RECORD_NAME.fullmatch(path.name))
 
 
 ITEMS_SUFFIX = ".items.npz"
