@@ -541,7 +541,7 @@ def test_attack49b_one_uuid_with_two_contents_and_one_task_twice_are_refused(
     rows = read_results([folder], PIPCHEM)
     assert all(not m.model.startswith("test/small-hash") for m in rows)
     said = [s for m in rows for s in m.skipped]
-    assert any("with other content: neither is read" in s for s in said), said
+    assert any("with other content: none of them is read" in s for s in said), said
     other.unlink()
     twice = copy.deepcopy(json.loads(record.read_text()))
     twice["evaluation_results"].append(copy.deepcopy(twice["evaluation_results"][0]))
@@ -576,3 +576,77 @@ def test_attack49b_export_says_what_it_cannot_write_as_eee_wants(
         for part in parts:  # each folder name passes EEE's path rules
             io._required_path_component(part, "folder")
     assert len(_records(tmp_path / "o")) == 2
+
+
+# -- round 3 (a second outside attack) --------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_attack49c_two_revisions_of_one_model_are_two_rows_named_by_their_files(
+    exported: Path, tmp_path: Path
+) -> None:
+    """Two revisions of one id were two rows of one name (the Space's task ranks, looked up
+    by name, mixed them); each is now named by its record file."""
+    folder = _copy(exported, tmp_path)
+    record, _ = _with_link(folder, "test/small-hash")
+    other = json.loads(record.read_text())
+    other.pop("detailed_evaluation_results")
+    other["model_info"]["additional_details"]["revision"] = "2222"
+    other["evaluation_id"] += "-2222"
+    for result in other["evaluation_results"]:
+        result["score_details"]["score"] = 0.5
+        result["score_details"].pop("uncertainty", None)
+    second = record.with_name(f"{'4' * 8}-4444-4444-8444-{'4' * 12}.json")
+    second.write_text(json.dumps(other))
+    names = [m.model for m in read_results([folder], PIPCHEM)]
+    assert f"test/small-hash [{record}]" in names and f"test/small-hash [{second}]" in names
+    assert len(set(names)) == len(names) == 4
+
+
+@pytest.mark.slow
+def test_attack49c_lines_of_another_split_or_more_than_the_record_scored_are_refused(
+    exported: Path, tmp_path: Path
+) -> None:
+    """Lines named for another split were read, and extra rows (the score unchanged) narrowed
+    the interval: a line's split must be the record's, its count the record's num_samples."""
+    name = "test/hashing-trigrams (output_dtypes=int8)"
+    for attack, said in (("split", "is not of the split 'test'"), ("more", "its record says")):
+        folder = _copy(exported, tmp_path / attack)
+        record, sidecar = _with_link(folder, name)
+        lines = sidecar.read_text().splitlines(keepends=True)
+        retrieval = [t for t in lines if '"task_type": "Retrieval"' in t]
+        if attack == "split":
+            line = json.loads(retrieval[0])
+            line["sample_id"] = "dev/0"
+            lines[lines.index(retrieval[0])] = json.dumps(line) + "\n"
+        else:  # every query twice: the same mean, a narrower interval
+            for i, text in enumerate(retrieval):
+                line = json.loads(text)
+                line["sample_id"] = f"test/{len(retrieval) + i}"
+                lines.append(json.dumps(line) + "\n")
+        sidecar.write_text("".join(lines))
+        rows = len(lines)
+        _edit(record, lambda r: r["detailed_evaluation_results"].update(total_rows=rows))  # noqa: B023
+        _refresh_checksum(record, sidecar)
+        found, skipped = _intervals(folder, name)
+        assert any(said in s for s in skipped), (attack, skipped)
+        assert found[-1] is None  # the retrieval task resamples tasks, said
+
+
+def test_attack49c_the_ci_column_stays_when_the_first_row_has_no_interval(
+    tmp_path: Path,
+) -> None:
+    """The Space's task table took its columns from its first row: a best model without items
+    dropped every other model's interval."""
+    sys.path.insert(0, str(REPO_ROOT / "space"))
+    import app
+
+    from .test_space_app import _column_cells, _pipchem_with_items
+
+    root = _pipchem_with_items(tmp_path / "results")
+    retrieval = next(t for t in benchmark_tasks(PIPCHEM) if t.type == "Retrieval")
+    (root / "org__best" / "rev" / f"{retrieval.name}.items.npz").unlink()
+    state = app.build_state([root])
+    table = app.view_task(state, "PipChem", "all", [], [], "", retrieval.name)[2]
+    cells = _column_cells(table, "95% CI")
+    assert cells[0] == "" and all(c for c in cells[1:]) and len(cells) == 3

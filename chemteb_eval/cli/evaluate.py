@@ -159,10 +159,11 @@ def _cmd_export(args: argparse.Namespace) -> int:
         organization=args.organization,
         relationship=args.relationship,
     )
-    for path in written:
+    for path in dict.fromkeys(written):
         print(shown(path))
-    records = sum(1 for p in written if p.suffix == ".json")
-    sidecars = len(written) - records
+    # files, not writes: the same results in two folders given make one record, written twice
+    records = len({p for p in written if p.suffix == ".json"})
+    sidecars = len(set(written)) - records
     renamed = sum(REFUSED in n for m in models for n in m.notes)
     submit = (
         f"rename the {renamed} folder(s) the notes below name, then submit it"

@@ -83,11 +83,19 @@ def _source_data(task: Task, file: Any, splits: tuple[str, ...]) -> dict[str, An
     """Where the task's data came from, with what identifies it: the Hub commit, or the
     fingerprint of the very bytes scored (a task file's, a local build's), and the digest of
     the task's declaration."""
+    # the subsets the file scored (a SemEval year scored on three of its four: those three)
+    scored = [
+        e.get("hf_subset", "default")
+        for s in splits
+        for e in file.scores.get(s, [])
+        if isinstance(e, dict)
+    ]
+    subsets = [s for s in dict.fromkeys(map(str, scored)) if s] or list(task.subsets)
     details = {
         "dataset_revision": str(file.dataset_revision),
         "task_type": task.type,
         "splits": ",".join(splits),
-        "subsets": ",".join(task.subsets),
+        "subsets": ",".join(subsets),
     }
     declaration = file.extra.get("task_declaration")
     if isinstance(declaration, str):

@@ -255,19 +255,24 @@ _BY_TYPE: Mapping[
 }
 
 
-def evidence_of(task_type: str, key: str, lines: Lines) -> dict[str, NDArray[Any]]:
-    """A task's evidence arrays rebuilt from its instance records' ``metadata`` (what
-    ``instance_lines`` wrote, or anyone's records that follow the mapping); unchecked, as an items
-    file's arrays are: ``evidence.check_evidence`` checks them against the record's score.
+def evidence_of(task_type: str, key: str, lines: Lines, split: str) -> dict[str, NDArray[Any]]:
+    """A task's evidence arrays rebuilt from its instance records' ``metadata``: what
+    ``instance_lines`` wrote, or anyone's records that follow the mapping, every line a row of
+    ``split`` (``<split>/<row>``). Unchecked, as an items file's arrays are:
+    ``evidence.check_evidence`` checks them against the record's score.
 
     Raises:
-        ValueError: the type has no mapping, or a sample lacks a value (naming it).
+        ValueError: the type has no mapping, a sample is of another split, or a sample lacks
+            a value (naming it).
     """
     mapping = _BY_TYPE.get(task_type)
     if mapping is None:
         raise ValueError(f"no per-item mapping for {task_type} tasks")
     if not lines:
         raise ValueError("no samples")
+    other = next((s for s, _ in lines if s.rpartition("/")[0] != split), None)
+    if other is not None:
+        raise ValueError(f"sample {other!r} is not of the split {split!r} the record scored")
     return mapping[1](lines, key)
 
 

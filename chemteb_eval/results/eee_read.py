@@ -18,6 +18,7 @@ import io
 import json
 import os
 import stat
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,10 @@ def read_eee(root: Path, paths: Iterable[Path]) -> tuple[list[ScannedModel], lis
             continue
         rows.setdefault(_identity(model), []).append(model)
     out = [m for same in rows.values() for m in _merged(same)]
+    shown = Counter(m.name for m in out)
+    for model in out:  # rows of one name (another revision...): each named by its record file
+        if shown[model.name] > 1 and model.files:
+            model.source = model.files[0].path
     # a results folder's order: by model folder, the model before its variants
     return sorted(out, key=_order), skipped
 
@@ -96,23 +101,30 @@ def _once(
     """Each record once: of copies of one record (one uuid or ``evaluation_id``, the same
     content) the first is read, the others named; records that share a uuid or an
     ``evaluation_id`` but not their content conflict, and none of them is read."""
-    seen: dict[str, tuple[Path, str]] = {}
-    kept: dict[Path, Mapping[str, Any]] = {}
+    bodies: dict[str, set[str]] = {}  # uuid or evaluation_id -> the contents that carry it
+    keyed = []
     for path, record in checked:
-        body = json.dumps(record, sort_keys=True)
-        first = seen.get(path.stem.lower()) or seen.get(record["evaluation_id"])
-        if first is None:
-            seen[path.stem.lower()] = seen[record["evaluation_id"]] = (path, body)
-            kept[path] = record
-        elif first[1] == body:
-            skipped.append(f"{path}: a copy of {first[0]}; read once")
-        else:
-            kept.pop(first[0], None)
+        body, keys = (
+            json.dumps(record, sort_keys=True),
+            (path.stem.lower(), record["evaluation_id"]),
+        )
+        keyed.append((path, record, keys))
+        for key in keys:
+            bodies.setdefault(key, set()).add(body)
+    first: dict[str, Path] = {}
+    kept = []
+    for path, record, keys in keyed:
+        if any(len(bodies[k]) > 1 for k in keys):
             skipped.append(
-                f"{path}: the same uuid or evaluation_id as {first[0]}, with other content: "
-                "neither is read (which one is the evaluation?)"
+                f"{path}: another record has its uuid or evaluation_id with other content: "
+                "none of them is read (which one is the evaluation?)"
             )
-    return list(kept.items())
+        elif keys[0] in first or keys[1] in first:
+            skipped.append(f"{path}: a copy of {first.get(keys[0]) or first[keys[1]]}; read once")
+        else:
+            first[keys[0]] = first[keys[1]] = path
+            kept.append((path, record))
+    return kept
 
 
 def _identity(model: ScannedModel) -> tuple[str, ...]:
@@ -263,7 +275,8 @@ def _file(
             extra[key] = _json(details[key])
     items = None
     if sidecar is not None and len(splits) * len(subsets) == 1:
-        items = ItemsSource(sidecar[0], _task_items(sidecar[1], task, splits[0], subsets[0]))
+        said = results[0]["score_details"].get("uncertainty", {}).get("num_samples")
+        items = ItemsSource(sidecar[0], _task_items(sidecar[1], task, splits[0], subsets[0], said))
     return ResultFile(
         task_name=task,
         scores={
@@ -283,6 +296,7 @@ def _task_items(
     task: str,
     split: str,
     subset: str,
+    samples: int | None,
 ) -> Callable[[str, str], dict[tuple[str, str], dict[str, Any]]]:
     def read(task_type: str, key: str) -> dict[tuple[str, str], dict[str, Any]]:
         from .eee_items import evidence_of
@@ -290,7 +304,9 @@ def _task_items(
         lines = sidecar().get(task)
         if not lines:
             raise ValueError(f"the sidecar holds no samples of {task}")
-        return {(split, subset): evidence_of(task_type, key, lines)}
+        if samples is not None and len(lines) != samples:
+            raise ValueError(f"{len(lines):,} samples of {task}; its record says {samples:,}")
+        return {(split, subset): evidence_of(task_type, key, lines, split)}
 
     return read
 

@@ -495,8 +495,9 @@ def _task_rows(task: Task, models: list[ModelResults], board: Leaderboard) -> li
     for m in have:
         row = {"Rank": ranks[m.model], "Model": m.model, key: m.scores[task.name]}
         interval = task_interval(m, board.benchmark, task)
-        if interval is not None:
-            row["95% CI"] = f"{interval[0]:.4f}-{interval[1]:.4f}"
+        # in every row, so the column is there whichever row is first (the Space takes its
+        # columns from the first): empty where a model has no items
+        row["95% CI"] = f"{interval[0]:.4f}-{interval[1]:.4f}" if interval is not None else ""
         for detail in DETAIL_KEYS[task.type]:
             if detail != key:
                 row[detail] = m.details.get(task.name, {}).get(detail)
@@ -511,6 +512,9 @@ def _task_rows(task: Task, models: list[ModelResults], board: Leaderboard) -> li
                 "Score": m.scores[task.name],
             }
         )
+    if not any(r["95% CI"] for r in rows):  # no model has items: no column
+        for row in rows:
+            del row["95% CI"]
     return rows
 
 
