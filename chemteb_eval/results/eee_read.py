@@ -63,9 +63,10 @@ def record_files(root: Path) -> list[Path]:
 
 def read_eee(root: Path, paths: Iterable[Path]) -> tuple[list[ScannedModel], list[str]]:
     """The models the records at ``paths`` (under ``root``) hold, and one line for each record
-    skipped. Records of one model (``model_info.name``) merge into one row when no task is in
-    two of them (a benchmark's record beside another's); where they overlap, each record is a
-    row of its own, told apart by its file."""
+    skipped. Records of one model (its id, revision, weights and variant: ``_identity``) merge
+    into one row when no task is in two of them (a benchmark's record beside another's); where
+    they overlap, each record is a row of its own, told apart by its file, as are rows that
+    share a name."""
     skipped: list[str] = []
     checked = []
     for path in paths:
