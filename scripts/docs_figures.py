@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures.json"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 REGION = re.compile(r"(<!-- figures:(\w+) -->\n)(.*?)(<!-- /figures -->)", re.S)
-INLINE = re.compile(r"(<!-- fig:([a-z][a-z_.]*) -->)(.*?)(<!-- /fig -->)")
+INLINE = re.compile(r"(<!-- fig:([a-z][a-z0-9_.]*) -->)(.*?)(<!-- /fig -->)")
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
@@ -116,6 +116,10 @@ def render(name: str, figures: dict[str, Any]) -> str:
         return _inspect_table(figures["inspect"])
     if name == "eee":
         return _eee_table(figures["eee"])
+    if name == "vs_mteb":
+        return _vs_mteb_table(figures["vs_mteb"])
+    if name == "roofline":
+        return _roofline_table(figures["roofline"])
     raise KeyError(f"figures: no rendering for region {name!r}")
 
 
@@ -175,6 +179,57 @@ def _eee_table(eee: dict[str, Any]) -> str:
     return (
         f"Measured on {eee['date']} by `python benchmarks/bench_eee.py` ({eee['model']}'s "
         "record):\n\n" + "\n".join(lines) + "\n"
+    )
+
+
+def _vs_mteb_table(vs: dict[str, Any]) -> str:
+    """Each dtype's own run of ``benchmarks/bench_vs_mteb.py --record``: both tools' seconds
+    and main scores (MTEB always in float32)."""
+    runs = {k: v for k, v in vs.items() if k in ("float32", "bfloat16")}
+    head = "| | " + " | ".join(f"ours, {d} | MTEB, float32" for d in runs) + " |"
+    lines = [head, "|---|" + "---:|---:|" * len(runs)]
+    lines.append(
+        "| wall time, seven tasks (s) | "
+        + " | ".join(f"{r['ours_s']} | {r['mteb_s']}" for r in runs.values())
+        + " |"
+    )
+    lines.append(
+        "| MTEB's time / ours | "
+        + " | ".join(f"**{r['ratio']}x** | " for r in runs.values())
+        + " |"
+    )
+    first = next(iter(runs.values()))
+    for task in first["ours"]:
+        lines.append(
+            f"| {task} | "
+            + " | ".join(f"{r['ours'][task]:.6f} | {r['mteb'][task]:.6f}" for r in runs.values())
+            + " |"
+        )
+    said = "; ".join(
+        f"{d}: {r['cores']} cores, 1-minute load {r['load_1min']}" for d, r in runs.items()
+    )
+    return f"Measured on {vs['date']} ({said}), one run each:\n\n" + "\n".join(lines) + "\n"
+
+
+def _roofline_table(roof: dict[str, Any]) -> str:
+    lines = [
+        "| dtype | peak at the model's shapes (GFLOP/s) | encoder achieved (GFLOP/s) | share "
+        "of peak | tokens/s |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for dtype in ("float32", "bfloat16"):
+        r = roof[dtype]
+        lines.append(
+            f"| {dtype} | {r['peak_gflops']} | {r['achieved_gflops']} | "
+            f"**{r['share_of_peak_pct']} %** | {r['tokens_per_s']:,} |"
+        )
+    flags = ", ".join(roof["cpu"]["flags"]) or "none of them"
+    return (
+        f"Measured on {roof['date']} by `python benchmarks/bench_roofline.py` ({roof['cpu']['model']}; "
+        f"flags: {flags}; torch {roof['torch']}, {roof['threads']} threads; "
+        f"{roof['texts']:,} PipChem texts, {roof['float32']['tokens']:,} tokens):\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
 
 
