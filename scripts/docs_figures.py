@@ -206,7 +206,13 @@ def _vs_mteb_table(vs: dict[str, Any]) -> str:
             + " |"
         )
     said = "; ".join(
-        f"{d}: {r['cores']} cores, 1-minute load {r['load_1min']}" for d, r in runs.items()
+        f"{d}: {r['cores']} cores, 1-minute load "
+        + (
+            f"{r['load_1min_before']} before"
+            if "load_1min_before" in r
+            else f"{r['load_1min']} after"
+        )
+        for d, r in runs.items()
     )
     return f"Measured on {vs['date']} ({said}), one run each:\n\n" + "\n".join(lines) + "\n"
 
