@@ -35,6 +35,7 @@ from chemteb_eval.tasks import Benchmark, Task, benchmark_tasks, eval_splits, ma
 from .board import DETAIL_KEYS, ModelResults
 from .eee_check import SCHEMA_VERSION
 from .io import experiment_label, experiment_name
+from .model_folder import one_line
 
 __all__ = ["SCHEMA_VERSION", "eee_record", "write_eee"]
 
@@ -388,7 +389,7 @@ def write_eee(
         if record is None:
             continue
         info = record["model_info"]
-        if any(not v.strip() or len(v.splitlines()) != 1 for v in (info["name"], info["id"])):
+        if not (one_line(info["name"]) and one_line(info["id"])):
             model.skipped.append(
                 f"{model.folder}: its model is named {info['name']!r}, not on one line: no "
                 "record written (a reader refuses it); fix the name its results folder records"

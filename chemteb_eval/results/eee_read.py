@@ -28,7 +28,7 @@ from chemteb_eval.errors import short_repr
 
 from .eee_check import check_instance, check_record
 from .io import experiment_name
-from .model_folder import ScannedModel
+from .model_folder import ScannedModel, one_line
 from .schema import RECORD_NAME, ItemsSource, ResultFile, is_record, read_json, real_number
 
 __all__ = ["DEPTH", "MAX_SIDECAR_BYTES", "is_record", "read_eee", "record_files"]
@@ -174,7 +174,7 @@ def _model(root: Path, path: Path, record: Mapping[str, Any]) -> ScannedModel:
     info = record["model_info"]
     name, ident = info["name"], info["id"]
     for field, value in (("name", name), ("id", ident)):
-        if not value.strip() or len(value.splitlines()) != 1:
+        if not one_line(value):
             raise ValueError(f"model_info.{field} is {short_repr(value)}, not a model on one line")
     folder_name = ident.replace("/", "__").strip()
     folder = root / (folder_name if folder_name not in ("", ".", "..") else "unnamed")

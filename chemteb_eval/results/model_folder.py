@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from chemteb_eval._files import write_json_atomic
 from chemteb_eval.errors import ChemtebError, short_repr
@@ -38,6 +38,7 @@ __all__ = [
     "meta_name",
     "model_metas",
     "model_name",
+    "one_line",
     "read_model_folder",
     "recorded_tasks",
     "remove_lone_meta",
@@ -70,6 +71,12 @@ def model_name(folder: Path, meta: Mapping[str, Any] | None, table: Mapping[str,
     return table.get(folder.name) or folder.name.replace("__", "/")
 
 
+def one_line(name: object) -> TypeGuard[str]:
+    """Whether ``name`` can name a model: text on one line, not blank (a model card's heading,
+    a row of a table, an EEE record's ``model_info``)."""
+    return isinstance(name, str) and bool(name.strip()) and len(name.splitlines()) == 1
+
+
 def meta_name(meta_path: Path) -> str | None:
     """``model_meta.json``'s ``name``, checked to be one line of text (it names a model card's
     ``model-index`` entry and heads a new card); ``None`` when the file has none. ``ValueError``
@@ -81,7 +88,7 @@ def meta_name(meta_path: Path) -> str | None:
     name = meta.get("name") if isinstance(meta, dict) else None
     if name is None:
         return None
-    if not isinstance(name, str) or not name.strip() or len(name.splitlines()) != 1:
+    if not one_line(name):
         raise ValueError(
             f"results: {meta_path}: 'name' is {short_repr(name)}, not a model id on one line; "
             "fix it (or delete the key to use the repo id)."
