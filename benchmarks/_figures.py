@@ -9,6 +9,8 @@ and they import it as ``from _figures import record``.
 from __future__ import annotations
 
 import json
+import os
+import platform
 import subprocess
 import sys
 import time
@@ -16,6 +18,19 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile", "amx_int8")
+
+
+def cpu() -> dict[str, Any]:
+    """The CPU's model name, its core count and which of ``FLAGS`` it has: the machines these
+    benchmarks run on change between sessions (an AMD EPYC without AMX, an Intel Xeon with it),
+    so every record says which one measured it."""
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    model = next((line.split(":", 1)[1].strip() for line in text.splitlines()
+                  if line.startswith("model name")), platform.processor())  # fmt: skip
+    found = set(next((line.split(":", 1)[1].split() for line in text.splitlines()
+                      if line.startswith("flags")), []))  # fmt: skip
+    return {"model": model, "cores": os.cpu_count(), "flags": [f for f in FLAGS if f in found]}
 
 
 def record(key: str, values: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _figures import cpu, record
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
@@ -171,7 +172,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="sizes / 10")
     parser.add_argument("--no-mteb", action="store_true", help="skip the MTEB reference timings")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "out" / "metrics.md")
+    parser.add_argument(
+        "--record", action="store_true", help="write docs/figures.json['metrics'] and the pages"
+    )
     args = parser.parse_args()
+    if args.record and (args.quick or args.no_mteb):
+        parser.error("--record needs the full sizes and MTEB's timings (no --quick, --no-mteb)")
 
     import evaluate
 
@@ -217,6 +223,31 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text)
+    if args.record:
+        record("metrics", figures(baseline, rows))
+
+
+def figures(baseline: float, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """The run as docs/figures.json['metrics'] (``scripts/docs_figures.py`` renders it)."""
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}, numpy {np.__version__}",
+        "cpu": cpu(),
+        "baseline_ms": round(baseline * 1000, 1),
+        "rows": [
+            {
+                "metric": name,
+                "size": size,
+                "ours_s": round(t, 3),
+                "ours_over_baseline": round(t / baseline, 2),
+                "module_over_function": round(mod, 2),
+                "mteb_s": round(tm, 3),
+                "mteb_over_ours": round(ratio, 1),
+                "peak_mb": round(mem),
+            }
+            for name, size, t, mod, tm, ratio, mem, _ in rows
+        ],
+    }
 
 
 if __name__ == "__main__":

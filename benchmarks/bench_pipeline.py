@@ -8,14 +8,13 @@ same-run reference. The model's forward pass alone (MiniLM, float32, batches of 
 the same texts, tokenised beforehand) is the rate every stage is compared with; the target is 10x
 the H200 check's GPU encode rate (6,000 texts/s: so >= 60,000 texts/s a stage).
 
-Usage: python benchmarks/bench_pipeline.py [--vectors 200000] [--texts 4096]
-Writes benchmarks/out/pipeline.json.
+Usage: python benchmarks/bench_pipeline.py [--vectors 200000] [--texts 4096] [--record]
+Writes benchmarks/out/pipeline.json (``--record``: docs/figures.json['pipeline'] too).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 import time
@@ -166,6 +165,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--vectors", type=int, default=200_000)
     parser.add_argument("--texts", type=int, default=4096)
+    parser.add_argument("--record", action="store_true", help="docs/figures.json too")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="chemteb-pipeline-"))
     try:
@@ -185,11 +185,16 @@ def main() -> None:
             }
         )
         print(f"{stage:<32} {rate:>12,.0f} texts/s  {rate / GPU_RATE:>7.1f}x the H200 rate")
-    out = Path(__file__).resolve().parent / "out" / "pipeline.json"
-    out.parent.mkdir(exist_ok=True)
-    report = {"vectors": args.vectors, "texts": args.texts, "target": TARGET, "rows": rows}
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    print(f"wrote {out}")
+    from _figures import cpu, publish
+
+    report = {
+        "cpu": cpu(),
+        "vectors": args.vectors,
+        "texts": args.texts,
+        "target": TARGET,
+        "rows": rows,
+    }
+    publish("pipeline", report, to_docs=args.record)
 
 
 if __name__ == "__main__":

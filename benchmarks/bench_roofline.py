@@ -21,26 +21,13 @@ Writes benchmarks/out/roofline.json and docs/figures.json["roofline"].
 from __future__ import annotations
 
 import argparse
-import platform
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-from _figures import publish
+from _figures import cpu, publish
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile", "amx_int8")
-
-
-def cpu() -> dict[str, Any]:
-    """The CPU's model name and which of ``FLAGS`` it has."""
-    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    model = next((line.split(":", 1)[1].strip() for line in text.splitlines()
-                  if line.startswith("model name")), platform.processor())  # fmt: skip
-    found = set(next((line.split(":", 1)[1].split() for line in text.splitlines()
-                      if line.startswith("flags")), []))  # fmt: skip
-    return {"model": model, "flags": [f for f in FLAGS if f in found]}
 
 
 def peak(dtype: Any, rows: int, hidden: int, inner: int, threads: int) -> float:

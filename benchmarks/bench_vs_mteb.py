@@ -169,11 +169,12 @@ def main() -> None:
     if args.record:  # figures.json["vs_mteb"][dtype]: each dtype's own run, the other kept
         import json
 
-        from _figures import REPO, record
+        from _figures import REPO, cpu, record
 
         found = json.loads((REPO / "docs" / "figures.json").read_text()).get("vs_mteb", {})
         kept = {k: v for k, v in found.items() if k in ("float32", "bfloat16")}
         kept[args.dtype] = {
+            "cpu": cpu(),
             "cores": os.cpu_count(),
             "load_1min_before": round(load, 2),
             "ours_s": round(t_ours, 1),

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures.json"
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 REGION = re.compile(r"(<!-- figures:(\w+) -->\n)(.*?)(<!-- /figures -->)", re.S)
-INLINE = re.compile(r"(<!-- fig:([a-z][a-z0-9_.]*) -->)(.*?)(<!-- /fig -->)")
+INLINE = re.compile(r"(<!-- fig:([a-z][\w.-]*) -->)(.*?)(<!-- /fig -->)")
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
@@ -120,6 +120,14 @@ def render(name: str, figures: dict[str, Any]) -> str:
         return _vs_mteb_table(figures["vs_mteb"])
     if name == "roofline":
         return _roofline_table(figures["roofline"])
+    if name == "metrics":
+        return _metrics_table(figures["metrics"])
+    if name == "runner":
+        return _runner_table(figures["runner"])
+    if name == "pipeline":
+        return _pipeline_table(figures["pipeline"])
+    if name == "bf16_clustering":
+        return _bf16_clustering_table(figures["bf16_clustering"])
     raise KeyError(f"figures: no rendering for region {name!r}")
 
 
@@ -205,8 +213,12 @@ def _vs_mteb_table(vs: dict[str, Any]) -> str:
             + " | ".join(f"{r['ours'][task]:.6f} | {r['mteb'][task]:.6f}" for r in runs.values())
             + " |"
         )
+    apart = [max(abs(r["ours"][t] - r["mteb"][t]) for t in r["ours"]) for r in runs.values()]
+    lines.append(
+        "| largest main-score difference | " + " | ".join(f"{a:.1e} | " for a in apart) + " |"
+    )
     said = "; ".join(
-        f"{d}: {r['cores']} cores, 1-minute load "
+        f"{d}: {_machine(r) if 'cpu' in r else str(r['cores']) + ' cores'}, 1-minute load "
         + (
             f"{r['load_1min_before']} before"
             if "load_1min_before" in r
@@ -236,6 +248,106 @@ def _roofline_table(roof: dict[str, Any]) -> str:
         f"{roof['texts']:,} PipChem texts, {roof['float32']['tokens']:,} tokens):\n\n"
         + "\n".join(lines)
         + "\n"
+    )
+
+
+def _machine(record: dict[str, Any]) -> str:
+    """The CPU a benchmark ran on, as its record names it: the machines change between
+    sessions, and with them what bfloat16 and a matrix product cost."""
+    cpu = record.get("cpu")
+    if not cpu:
+        return "CPU not recorded"
+    extras = [f for f in ("avx512_bf16", "amx_bf16") if f in cpu["flags"]]
+    return f"{cpu['model']}, {cpu['cores']} cores" + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _metrics_table(metrics: dict[str, Any]) -> str:
+    lines = [
+        "| metric | size | ours (s) | ours / baseline | module / function | MTEB code (s) | "
+        "MTEB / ours | peak MB (ours) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in metrics["rows"]:
+        lines.append(
+            f"| {r['metric']} | {r['size']} | {r['ours_s']:.3f} | {r['ours_over_baseline']:.2f} "
+            f"| {r['module_over_function']:.2f} | {r['mteb_s']:.3f} | {r['mteb_over_ours']}x "
+            f"| {r['peak_mb']} |"
+        )
+    return (
+        f"Measured on {metrics['date']} by `python benchmarks/bench_metrics.py --record` "
+        f"({_machine(metrics)}; {metrics['machine']}). Baseline: a 4096x384 @ 384x4096 float32 matmul took "
+        f"{metrics['baseline_ms']} ms in this run.\n\n" + "\n".join(lines) + "\n"
+    )
+
+
+def _runner_table(r: dict[str, Any]) -> str:
+    saved = r["requested"] - r["unique"]
+    rows = [
+        ("plain sentence-transformers: load tasks + `encode` the unique texts (s)", r["bare_s"]),
+        ("`run`, cold cache (s)", r["cold_s"]),
+        ("`run`, warm cache, --overwrite (s)", r["warm_s"]),
+        ("plain sentence-transformers' time / cold run's", f"**{r['bare_over_cold']}x**"),
+        ("cold / warm (target >= 20)", f"{r['cold_over_warm']}x"),
+        ("texts requested / unique", f"{r['requested']:,} / {r['unique']:,}"),
+        ("encodings saved by deduplication", f"{saved:,} ({saved / r['requested']:.1%})"),
+    ]
+    return (
+        f"Measured on {r['date']} by `python benchmarks/bench_runner.py --record` (PipChem, full; "
+        f"all-MiniLM-L6-v2, float32, batch size {r['batch_size']}; {_machine(r)}, 1-minute load "
+        f"{r['load_1min_before']} before; one process, one run):\n\n| measure | value |\n|---|---:|\n"
+        + "\n".join(f"| {name} | {val} |" for name, val in rows)
+        + "\n"
+    )
+
+
+def _pipeline_table(pipe: dict[str, Any]) -> str:
+    lines = [
+        "| stage | texts/s | x the forward pass here | x the H200 check's encode rate | "
+        f"target (>= {pipe['target']:,} texts/s) |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for r in pipe["rows"]:
+        forward = r["stage"].startswith("forward") or "(reference)" in r["stage"]
+        met = (
+            "—"
+            if forward or "baseline" in r["stage"]
+            else ("met" if r["meets_target"] else "not met")
+        )
+        lines.append(
+            f"| {r['stage']} | {r['texts_per_second']:,} | {r['x_forward_on_this_cpu']}x | "
+            f"{r['x_h200_encode_rate']}x | {met} |"
+        )
+    return (
+        f"Measured on {pipe['date']} by `python benchmarks/bench_pipeline.py --record` "
+        f"({_machine(pipe)}; {pipe['vectors']:,} vectors of 384 floats, {pipe['texts']:,} texts; best of 3):\n\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
+def _bf16_clustering_table(b: dict[str, Any]) -> str:
+    lines = [
+        "| what moved | by (relative norm, each vector) | V-measure move: mean | largest |",
+        "|---|---:|---:|---:|",
+        f"| bfloat16's vectors, the engine's calls | {b['vector_move_mean']} (largest "
+        f"{b['vector_move_largest']}) | {b['bfloat16_move']} (one run) | |",
+        f"| bfloat16's vectors, plain sentence-transformers' batches | "
+        f"{b['plain_bfloat16_vector_move_mean']} | {b['plain_bfloat16_move']} (one run) | |",
+        f"| float32 model under `torch.autocast` to bfloat16, plain batches "
+        f"({b['autocast_over_bfloat16_time']}x the bfloat16 cast's time) | "
+        f"{b['autocast_vector_move_mean']} | {b['autocast_move']} (one run) | |",
+    ]
+    for name, n in b["float32_under_noise"].items():
+        label = "bfloat16's mean" if name == "bfloat16_mean" else name
+        lines.append(
+            f"| float32's vectors + random noise ({label}; {b['noise_seeds']} draws) | "
+            f"{n['share']} | {n['mean_move']} | {n['largest_move']} |"
+        )
+    return (
+        f"Measured on {b['date']} by `python benchmarks/bench_bf16_clustering.py --record` "
+        f"({_machine(b)}; {b['task']}, {b['split']}, {b['texts']:,} texts; float32 {b['float32']}, bfloat16 "
+        f"{b['bfloat16']}; the float32 vectors under k-means seeds 0-9 score "
+        f"{b['kmeans_seeds_lowest']} to {b['kmeans_seeds_highest']}):\n\n" + "\n".join(lines) + "\n"
     )
 
 

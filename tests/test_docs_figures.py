@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from types import ModuleType
+
+import pytest
 
 from .conftest import REPO_ROOT
 
@@ -36,6 +39,16 @@ def test_every_marked_figure_is_the_record_of_a_run() -> None:
     assert marked >= 3  # the README's two times and the run's table
 
 
+def test_every_marker_is_one_the_script_reads() -> None:
+    """A ``<!-- fig:`` the script's pattern does not match is never rendered: the README showed
+    "0 word pieces" for weeks because its keys held capitals the pattern refused."""
+    script = _script()
+    for page in script.PAGES:
+        text = re.sub(r"`[^`\n]*`", "", page.read_text(encoding="utf-8"))  # the syntax, shown
+        assert text.count("<!-- fig:") == len(script.INLINE.findall(text)), page.name
+        assert text.count("<!-- figures:") == len(script.REGION.findall(text)), page.name
+
+
 def test_the_record_is_one_runs_seven_pipchem_scores() -> None:
     from chemteb_eval.tasks import benchmark_tasks
 
@@ -45,3 +58,93 @@ def test_the_record_is_one_runs_seven_pipchem_scores() -> None:
     assert list(run["scores"]) == [t.name for t in benchmark_tasks("PipChem")]
     assert run["scores"] == run["warm_scores"]  # a rerun prints the first run's
     assert 0 < run["warm_seconds"] < run["cold_seconds"]
+
+
+# Issue 50: on the performance pages every measured number is the record's (a region or an
+# inline marker) or sits in a block marked ``<!-- history: DATE -->``, a dated record of an
+# earlier design. What reads as measured: a number with a unit of time, rate, memory or share,
+# a speed ratio (``1.53x``), a score or difference (3+ decimals, ``2e-7``), a numeric table cell.
+PERFORMANCE_PAGES = ("runner.md", "onnx.md", "performance.md", "benchmarks.md")
+MEASURED = re.compile(
+    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:s|ms|min|h|MB|GB|GiB|KB|GFLOP/s|texts/s|tokens/s|%)"
+    r"(?![\w/])|(?<![\w.])\d+(?:\.\d+)?x(?!\w)|(?<![\w.])\d+\.\d{3,}|\d(?:\.\d+)?e[-+]?\d+"
+)
+NUMERIC_CELL = re.compile(r"^\s*\**[\d,]*\d(?:\.\d+)?\**\s*(?:\(.*\))?\s*$")
+HISTORY = re.compile(r"<!-- history: \d{4}-\d{2}-\d{2} -->")
+# numbers that are not measurements, each with why
+NOT_MEASURED = {
+    "onnx.md": ["refused above 1e-4"],  # the export check's threshold, a setting
+    "runner.md": [
+        "| 3 × 10,069 → 10,069 | 20,138 |",  # the deduplication estimate: split sizes in the
+        "| ≤ 1,141 + 2,105 → 2,105 | ≤ 1,141 |",  # registry's CSV, arithmetic, not timings
+        "| ≤ 444 + 617 → 617 | ≤ 444 |",
+        "| ≈ 92,000 |",
+    ],
+}
+
+
+def unmarked_figures(page: str, text: str) -> list[str]:
+    """Lines of ``text`` with a measured-looking number outside the record and history."""
+    found, fence, region, history = [], False, False, False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+        if "<!-- figures:" in line:
+            region = True
+        if "<!-- /figures -->" in line:
+            region = False
+            continue
+        if not line.strip():
+            history = False
+        if fence or region or history:
+            continue
+        rest = re.sub(r"<!-- fig:[^>]*-->.*?<!-- /fig -->", "", line)
+        if HISTORY.search(rest):  # a marker covers the rest of its block (paragraph, table)
+            rest, history = HISTORY.split(rest)[0], True
+        rest = re.sub(
+            r"`[^`]*`|\(targets?\b[^)]*(?:\)|$)|targets?:? [<>≤≥=]+ ?[\d.,]+\S*", "", rest
+        )
+        for allowed in NOT_MEASURED.get(page, []):
+            rest = rest.replace(allowed, "")
+        cells = rest.split("|")[1:-1] if rest.lstrip().startswith("|") else []
+        if MEASURED.search(rest) or any(NUMERIC_CELL.match(c) for c in cells):
+            found.append(f"docs/{page}:{number}: {line.strip()[:100]}")
+    return found
+
+
+def test_every_measured_number_on_the_performance_pages_is_the_record_or_history() -> None:
+    unmarked = [
+        hit
+        for page in PERFORMANCE_PAGES
+        for hit in unmarked_figures(page, (REPO_ROOT / "docs" / page).read_text("utf-8"))
+    ]
+    assert not unmarked, (
+        "measured numbers typed by hand (put them in docs/figures.json through a benchmark's "
+        "--record and a <!-- figures:NAME --> region or <!-- fig:KEY --> marker, or mark the "
+        "block <!-- history: DATE --> as an earlier design's record):\n" + "\n".join(unmarked)
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "flagged"),
+    [
+        ("took 4 min 8 s here", True),
+        ("ran at 1.53x MTEB's speed", True),
+        ("PipChemWikiTopicClassification 0.728549", True),
+        ("vectors differ by 2e-7", True),
+        ("| bare | 295.4 |", True),
+        ("| cache get | 844,644 | — |", True),
+        ("3,000 texts/s on 2 cores", True),
+        ("<!-- history: 2026-12-01 -->took 4 min 8 s", False),
+        ("| <!-- history: 2026-12-01 -->run | 4.2 s |\n| again | 3.1 s |", False),
+        ("| run | 4.2 s |\n| <!-- history: 2026-12-01 -->again | 3.1 s |", True),
+        ("<!-- history: 2026-12-01 -->took 4 s\n\nthen 3 s", True),
+        ("<!-- history: 12/01 -->took 4 s", True),
+        ("ran <!-- fig:a.b -->1.53<!-- /fig -->x the time", False),
+        ("ran <!-- fig:a.b -->1.53<!-- /fig -->x the time, alone 0.9x", True),
+        ("`--texts 128` on 2 cores (target < 10 s)", False),
+        ("issue 46, 35 tasks in five types, top 10, nDCG@10, 384-d, 4096x384", False),
+    ],
+)
+def test_what_reads_as_a_measured_number(line: str, flagged: bool) -> None:
+    assert bool(unmarked_figures("x.md", line + "\n")) is flagged
