@@ -34,10 +34,11 @@ def cpu() -> dict[str, Any]:
 
 
 def record(key: str, values: dict[str, Any]) -> None:
-    """``values`` (with today's date) as ``docs/figures.json[key]``, then the pages rendered."""
+    """``values`` (with today's date and this machine's CPU) as ``docs/figures.json[key]``,
+    then the pages rendered."""
     path = REPO / "docs" / "figures.json"
     figures = json.loads(path.read_text()) if path.is_file() else {}
-    figures[key] = {"date": time.strftime("%Y-%m-%d"), **values}
+    figures[key] = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu(), **values}
     path.write_text(json.dumps(figures, indent=1) + "\n")
     subprocess.run(
         [sys.executable, str(REPO / "scripts" / "docs_figures.py"), "--render"], check=True

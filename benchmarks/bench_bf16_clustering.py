@@ -16,9 +16,9 @@ and in bfloat16 (on a CPU with native bfloat16). It reports:
    itself move that much when its vectors move as much as bfloat16 moves them?
 4. the float32 vectors under other k-means seeds (0-9): k-means' own spread on this task.
 
-If (3) at bfloat16's size moves the score as bfloat16 does while 1e-3 leaves it alone, the move
-is k-means' sensitivity to perturbations of that size, not a defect of the bfloat16 vectors;
-only vectors closer to float32's can reduce it. ``--record`` writes
+If (3) at bfloat16's size moves the score as much as bfloat16 does, the move is k-means'
+sensitivity to perturbations of that size, not a defect of the bfloat16 vectors: only vectors
+closer to float32's can make it smaller, and (3) at 1e-3 says how much closer. ``--record`` writes
 docs/figures.json['bf16_clustering'] and renders the pages.
 """
 

@@ -13,6 +13,9 @@ in float32 and bfloat16.
   filled rows of a short call included; GFLOP/s = FLOPs / encode seconds.
 - **Share** = achieved / peak, for each dtype. Recorded with the CPU's flags, torch's version
   and threads.
+- **Where the time goes**: the same calls run one after another on one thread under
+  ``torch.profiler``; each operator family's share of the self CPU time (the products, the
+  attention kernel, GELU, LayerNorm, copies, the rest).
 
 Usage: python benchmarks/bench_roofline.py [--per-group 500] [--no-record]
 Writes benchmarks/out/roofline.json and docs/figures.json["roofline"].
@@ -49,10 +52,13 @@ def peak(dtype: Any, rows: int, hidden: int, inner: int, threads: int) -> float:
                 torch.mm(a, b)
 
     repeat = 20
-    work(operands[0], 2)  # warm the kernels
-    best = float("inf")
+    # before the warm-up, which sets this (main) thread's count to 1: saved after it, the count
+    # was "restored" to 1 and the encoder's achieved rate was then measured one call at a time
+    # (2026-12-03's first two records: the engine's calls ran one at a time)
     saved = torch.get_num_threads()
+    best = float("inf")
     try:
+        work(operands[0], 2)  # warm the kernels
         for _ in range(5):
             pool = [threading.Thread(target=work, args=(p, repeat)) for p in operands]
             started = time.perf_counter()
@@ -81,6 +87,50 @@ def model_flops(encoder: Any, texts: list[str]) -> tuple[float, int]:
         per_text = layers * (2 * n * (4 * h * h + 2 * h * inner) + 4 * n * n * h)
         total += rows * per_text
     return total, int(sum(lengths))
+
+
+FAMILIES = {
+    "aten::addmm": "matrix products",
+    "aten::mm": "matrix products",
+    "aten::bmm": "matrix products",
+    "aten::_scaled_dot_product_flash_attention_for_cpu": "attention",
+    "aten::gelu": "GELU",
+    "aten::native_layer_norm": "LayerNorm",
+    "aten::copy_": "copies",
+    "aten::add": "residual adds",
+}
+
+
+def op_shares(encoder: Any, texts: list[str]) -> dict[str, float]:
+    """Each operator family's share (%) of the self CPU time of the engine's calls on
+    ``texts``, run one after another on one thread (the profiler sees one thread)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from chemteb_eval.engine.encode import call_rows, equal_length_batches
+
+    lengths = encoder.token_lengths(texts, prompt="")
+    order = sorted(range(len(texts)), key=lambda i: -lengths[i])
+    ranked = [texts[i] for i in order]
+    calls = []
+    for batch in equal_length_batches([lengths[i] for i in order]):
+        group = ranked[batch.start : batch.stop]
+        rows = call_rows(lengths[order[batch.start]], len(group))
+        calls.append(encoder.prepare((group * rows)[:rows], prompt=""))
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for call in calls:
+                encoder.run(call)
+    finally:
+        torch.set_num_threads(saved)
+    spent: dict[str, float] = {}
+    for event in prof.key_averages():
+        family = FAMILIES.get(event.key, "the rest")
+        spent[family] = spent.get(family, 0.0) + event.self_cpu_time_total
+    total = sum(spent.values())
+    return {k: round(100 * v / total, 1) for k, v in sorted(spent.items(), key=lambda kv: -kv[1])}
 
 
 def achieved(encoder: Any, texts: list[str], flops: float) -> tuple[float, float]:
@@ -118,8 +168,11 @@ def measure(per_group: int) -> dict[str, Any]:
         config = encoder.model[0].auto_model.config
         dtype = getattr(torch, name)
         top = peak(dtype, TOKENS_PER_CALL, config.hidden_size, config.intermediate_size, threads)
+        if torch.get_num_threads() != threads:  # the engine's calls must run as in a run
+            raise SystemExit(f"peak() left torch at {torch.get_num_threads()} threads")
         flops, tokens = model_flops(encoder, texts)
         seconds, rate = achieved(encoder, texts, flops)
+        shares = op_shares(encoder, texts)
         out[name] = {
             "peak_gflops": round(top, 1),
             "achieved_gflops": round(rate, 1),
@@ -128,6 +181,7 @@ def measure(per_group: int) -> dict[str, Any]:
             "tokens": tokens,
             "gflop": round(flops / 1e9, 1),
             "tokens_per_s": round(tokens / seconds),
+            "time_shares_pct": shares,
         }
     out["bfloat16_over_float32_peak"] = round(
         out["bfloat16"]["peak_gflops"] / out["float32"]["peak_gflops"], 2

@@ -83,9 +83,13 @@ def measure() -> dict[str, Any]:
         warm, _ = _run([chemteb, "run"], Path(tmp), env)
         again = _scores(Path(tmp) / "results")
         example = _worked_example(chemteb, env)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from _figures import cpu
+
     return {
         "machine": f"{os.cpu_count()} CPU cores, {platform.machine()}, Python "
         f"{platform.python_version()}",
+        "cpu": cpu(),
         "date": time.strftime("%Y-%m-%d"),
         "main_run": {
             "command": "chemteb run",
@@ -104,9 +108,10 @@ def render(name: str, figures: dict[str, Any]) -> str:
     if name == "main_run":
         run = figures["main_run"]
         rows = [f"| {task} | {score:.6f} |" for task, score in run["scores"].items()]
+        where = f"{figures['cpu']['model']}, " if "cpu" in figures else ""
         return (
-            f"What `{run['command']}` printed in a fresh folder with a fresh cache ({figures['machine']}; "
-            f"{figures['date']}): {run['cold_seconds']:.0f} s cold (the suite built and every "
+            f"What `{run['command']}` printed in a fresh folder with a fresh cache ({where}"
+            f"{figures['machine']}; {figures['date']}): {run['cold_seconds']:.0f} s cold (the suite built and every "
             f"text encoded), {run['warm_seconds']:.0f} s when rerun (every task's result "
             "kept).\n\n| task | main score |\n|---|---:|\n" + "\n".join(rows) + "\n"
         )
@@ -242,12 +247,30 @@ def _roofline_table(roof: dict[str, Any]) -> str:
             f"**{r['share_of_peak_pct']} %** | {r['tokens_per_s']:,} |"
         )
     flags = ", ".join(roof["cpu"]["flags"]) or "none of them"
+    shares = ""
+    if "time_shares_pct" in roof["float32"]:
+        names = list(roof["float32"]["time_shares_pct"])
+        shares = (
+            "\nWhere a call's time goes (one thread, `torch.profiler`, % of self CPU time):\n\n"
+            + "| dtype | "
+            + " | ".join(names)
+            + " |\n|---|"
+            + "---:|" * len(names)
+            + "\n"
+            + "".join(
+                f"| {d} | "
+                + " | ".join(f"{roof[d]['time_shares_pct'].get(n, 0.0)}" for n in names)
+                + " |\n"
+                for d in ("float32", "bfloat16")
+            )
+        )
     return (
         f"Measured on {roof['date']} by `python benchmarks/bench_roofline.py` ({roof['cpu']['model']}; "
         f"flags: {flags}; torch {roof['torch']}, {roof['threads']} threads; "
         f"{roof['texts']:,} PipChem texts, {roof['float32']['tokens']:,} tokens):\n\n"
         + "\n".join(lines)
         + "\n"
+        + shares
     )
 
 
@@ -287,6 +310,15 @@ def _runner_table(r: dict[str, Any]) -> str:
         ("`run`, cold cache (s)", r["cold_s"]),
         ("`run`, warm cache, --overwrite (s)", r["warm_s"]),
         ("plain sentence-transformers' time / cold run's", f"**{r['bare_over_cold']}x**"),
+        *(
+            [
+                ("plain `encode` alone, the unique texts (s)", r["plain_encode_s"]),
+                ("the engine alone, the same texts (s)", r["engine_encode_s"]),
+                ("plain `encode`'s time / the engine's", f"**{r['plain_over_engine_encode']}x**"),
+            ]
+            if "plain_encode_s" in r
+            else []
+        ),
         ("cold / warm (target >= 20)", f"{r['cold_over_warm']}x"),
         ("texts requested / unique", f"{r['requested']:,} / {r['unique']:,}"),
         ("encodings saved by deduplication", f"{saved:,} ({saved / r['requested']:.1%})"),

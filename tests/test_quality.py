@@ -125,6 +125,33 @@ def test_token_figures_equal_the_tokenizer_called_directly(small_suite: Any) -> 
     assert found["smiles"]["cut_share"] == pytest.approx(cut)
 
 
+def test_whole_lengths_equal_the_tokenizers_own_count_fast_and_slow(small_suite: Any) -> None:
+    """The truncation count's lengths (``whole_lengths``: the Rust tokenizer asked directly)
+    equal the wrapper's ``tokenizer(texts)`` on every text of a task and on edge cases, with a
+    prompt, after the encoder's own calls set truncation; and a slow tokenizer's path too."""
+    pytest.importorskip("sentence_transformers")
+    from transformers import AutoTokenizer
+
+    from chemteb_eval.data import load_task
+    from chemteb_eval.models import DEFAULT_MODEL, load_encoder
+    from chemteb_eval.models._tokens import whole_lengths
+    from chemteb_eval.runner.inspect import distinct_texts
+    from chemteb_eval.tasks import get_task
+
+    encoder: Any = load_encoder(DEFAULT_MODEL, device="cpu", log=lambda _: None)
+    texts = distinct_texts(load_task(get_task("PipChemWikiRetrieval")))[:300]
+    texts += ["", " ", "[CLS] [SEP]", "x\x00y", "é" * 3, "🧪 CC(=O)O", "word " * 700]
+    encoder.encode(texts[:4], prompt="", batch_size=2)  # leaves its truncation set
+    fast = AutoTokenizer.from_pretrained(encoder.meta.source)
+    slow = AutoTokenizer.from_pretrained(encoder.meta.source, use_fast=False)
+    for prompt in ("", "query: "):
+        whole = [prompt + t for t in texts]
+        expected = [len(x) for x in fast(whole, truncation=False, verbose=False)["input_ids"]]
+        assert encoder.untruncated_lengths(texts, prompt=prompt) == expected
+        assert whole_lengths(slow, whole) == expected
+        assert max(expected) > 512  # the long text is counted whole
+
+
 def test_model2vec_figures_come_from_its_own_tokenizer(tmp_path: Any) -> None:
     """model2vec's tokens are its tokenizer's, not a transformer's; the unknown ids (which
     model2vec drops before averaging) counted against ``tokenizers`` called directly."""

@@ -13,7 +13,7 @@ from chemteb_eval.errors import ChemtebError
 
 from ._source import hub_access, load_error, local_folder, network_errors
 from ._threads import TOKENIZER_LOCK, one_thread_per_call
-from ._tokens import whole_token_ids
+from ._tokens import whole_lengths, whole_token_ids
 from .backends import DEFAULT_MODEL, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
@@ -230,9 +230,7 @@ class SentenceTransformerEncoder:
     def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """Tokens each text would take whole (prompt and special tokens included): above
         ``meta.max_tokens``, the model reads only the first ``max_tokens`` of them."""
-        # verbose=False: the tokenizer's "longer than the maximum" warning is what we count
-        ids = self.model.tokenizer([prompt + t for t in texts], truncation=False, verbose=False)
-        return [len(x) for x in ids["input_ids"]]
+        return whole_lengths(self.model.tokenizer, [prompt + t for t in texts])
 
     def one_thread_per_call(self) -> AbstractContextManager[int]:
         """Where the engine runs its CPU calls: each on one thread, as many at once as torch

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from ._source import hub_access, load_error, local_folder, network_errors
 from ._threads import TOKENIZER_LOCK, one_thread_per_call
-from ._tokens import whole_token_ids
+from ._tokens import whole_lengths, whole_token_ids
 from .backends import Backend, LoadOptions, framework_of
 from .base import ModelMeta, Role
 from .prompts import convention_prompt
@@ -60,10 +60,14 @@ class TransformersEncoder:
         from transformers import AutoModel, AutoTokenizer
 
         try:
-            local = {"revision": revision, "local_files_only": access.local_only}
+            only = access.local_only
             with access:
-                self.tokenizer: Any = AutoTokenizer.from_pretrained(source, **local)
-                self.model: Any = AutoModel.from_pretrained(source, **local).eval()
+                self.tokenizer: Any = AutoTokenizer.from_pretrained(
+                    source, revision=revision, local_files_only=only
+                )
+                self.model: Any = AutoModel.from_pretrained(
+                    source, revision=revision, local_files_only=only
+                ).eval()
         except network_errors() as exc:  # not found, not a model folder, the Hub gone
             raise load_error(name, exc) from None
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -113,8 +117,7 @@ class TransformersEncoder:
     def untruncated_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """Tokens each text would take whole (prompt and special tokens included): above
         ``meta.max_tokens``, ``encode`` reads only the first ``max_tokens``."""
-        ids = self.tokenizer([prompt + t for t in texts], truncation=False, verbose=False)
-        return [len(x) for x in ids["input_ids"]]
+        return whole_lengths(self.tokenizer, [prompt + t for t in texts])
 
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         import torch

