@@ -218,7 +218,11 @@ def _vs_mteb_table(vs: dict[str, Any]) -> str:
             + " | ".join(f"{r['ours'][task]:.6f} | {r['mteb'][task]:.6f}" for r in runs.values())
             + " |"
         )
-    apart = [max(abs(r["ours"][t] - r["mteb"][t]) for t in r["ours"]) for r in runs.values()]
+    # the record's own difference (unrounded scores); the rounded ones hid a 3e-7
+    apart = [
+        r.get("max_score_diff", max(abs(r["ours"][t] - r["mteb"][t]) for t in r["ours"]))
+        for r in runs.values()
+    ]
     lines.append(
         "| largest main-score difference | " + " | ".join(f"{a:.1e} | " for a in apart) + " |"
     )
@@ -387,6 +391,8 @@ def value(key: str, figures: dict[str, Any]) -> str:
     found: Any = figures
     for part in key.split("."):
         found = found[part]
+    if isinstance(found, (dict, list)):  # a marker shows one number, never a repr
+        raise TypeError(f"figures: {key} is not one value but a {type(found).__name__}")
     if isinstance(found, bool):  # before int: True is an int
         return "yes" if found else "no"
     return f"{found:,}" if isinstance(found, int) else str(found)

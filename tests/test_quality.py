@@ -152,6 +152,45 @@ def test_whole_lengths_equal_the_tokenizers_own_count_fast_and_slow(small_suite:
         assert max(expected) > 512  # the long text is counted whole
 
 
+def test_attack50_lengths_and_whole_lengths_from_two_threads_never_mix(
+    small_suite: Any,
+) -> None:
+    """``whole_lengths`` switches the shared Rust tokenizer's truncation off; ``token_lengths``
+    had the wrapper set it and tokenise without the lock, so from two threads the engine was
+    told 802 tokens for a 256-token model and the truncation count 256 for 802 (an outside
+    attack). Both now take the tokenizer's lock."""
+    import threading
+    import time
+
+    pytest.importorskip("sentence_transformers")
+    from chemteb_eval.models import DEFAULT_MODEL, load_encoder
+
+    encoder: Any = load_encoder(DEFAULT_MODEL, device="cpu", log=lambda _: None)
+    texts = ["word " * 800] * 4
+    limit = encoder.meta.max_tokens
+    whole = encoder.untruncated_lengths(texts, prompt="")
+    assert limit is not None and min(whole) > limit
+    wrong: list[str] = []
+    stop = time.monotonic() + 3
+
+    def lengths() -> None:
+        while time.monotonic() < stop:
+            if max(encoder.token_lengths(texts, prompt="")) > limit:
+                wrong.append("token_lengths above the limit")
+
+    def counts() -> None:
+        while time.monotonic() < stop:
+            if encoder.untruncated_lengths(texts, prompt="") != whole:
+                wrong.append("untruncated_lengths cut")
+
+    threads = [threading.Thread(target=lengths), threading.Thread(target=counts)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not wrong, wrong[:3]
+
+
 def test_model2vec_figures_come_from_its_own_tokenizer(tmp_path: Any) -> None:
     """model2vec's tokens are its tokenizer's, not a transformer's; the unknown ids (which
     model2vec drops before averaging) counted against ``tokenizers`` called directly."""

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -282,3 +283,66 @@ def test_ids_differing_by_a_trailing_nul_keep_the_string_order() -> None:
     for ids in (["a", "a\x00"], ["a\x00", "a"]):
         ranked = rank_corpus(_unit([0]), corpus, ids, 2)
         assert [ids[j] for j in ranked[0]] == ["a\x00", "a"]
+
+
+def test_attack50_a_mapped_corpus_through_score_retrieval_is_read_a_chunk_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """score_retrieval hands rank_corpus a plain view of a memory-mapped corpus (its checks
+    call np.asarray): normalising an "in-memory" corpus whole then read all of it into memory
+    (an outside attack: 638 MB peak for a 586 MB corpus). rank_corpus now reads each corpus
+    chunk once, whatever the array: its peak stays far below the corpus."""
+    import tracemalloc
+
+    from chemteb_eval.scoring import retrieval
+
+    rng = np.random.default_rng(5)
+    n, dim = 100_000, 128
+    stored = np.lib.format.open_memmap(tmp_path / "c.npy", "w+", np.float32, (n, dim))
+    stored[:] = rng.normal(size=(n, dim))
+    stored.flush()
+    del stored
+    mapped = np.load(tmp_path / "c.npy", mmap_mode="r")
+    queries = rng.normal(size=(8, dim)).astype(np.float32)
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(8)}
+    ids = [f"d{i}" for i in range(n)]
+    defaults = retrieval.rank_corpus.__kwdefaults__
+    assert defaults is not None
+    monkeypatch.setitem(defaults, "corpus_chunk_size", 10_000)
+    peaks: list[int] = []
+    rank = retrieval.rank_corpus
+
+    def measured(*args: Any, **kwargs: Any) -> Any:
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        out = rank(*args, **kwargs)
+        peaks.append(tracemalloc.get_traced_memory()[1] - start)
+        return out
+
+    monkeypatch.setattr(retrieval, "rank_corpus", measured)
+    tracemalloc.start()
+    try:
+        found = score_retrieval(queries, mapped, [f"q{i}" for i in range(8)], ids, qrels)
+    finally:
+        tracemalloc.stop()
+    assert 0 <= found["main_score"] <= 1
+    assert peaks and peaks[0] < n * dim * 4 // 2, peaks  # 51 MB corpus; whole it took > 100
+
+
+def test_attack50_a_fortran_ordered_corpus_ranks_as_its_c_ordered_copy(tmp_path: Path) -> None:
+    """Another memory layout ran other products (other roundings), so near-ties ranked
+    differently for a Fortran-ordered corpus than for the same values in C order."""
+    rng = np.random.default_rng(11)
+    base = rng.normal(size=(1, 16)).astype(np.float32)
+    corpus = np.repeat(base, 600, axis=0) + rng.normal(size=(600, 16)).astype(np.float32) * 1e-6
+    queries = rng.normal(size=(7, 16)).astype(np.float32)
+    ids = [f"d{i}" for i in range(600)]
+    want = rank_corpus(queries, np.ascontiguousarray(corpus), ids, 20, corpus_chunk_size=97)
+    fortran = np.asfortranarray(corpus)
+    assert rank_corpus(queries, fortran, ids, 20, corpus_chunk_size=97).tolist() == want.tolist()
+    np.save(tmp_path / "f.npy", fortran)
+    mapped = np.load(tmp_path / "f.npy", mmap_mode="r")
+    assert rank_corpus(queries, mapped, ids, 20, corpus_chunk_size=97).tolist() == want.tolist()
+    assert rank_corpus(np.asfortranarray(queries), corpus, ids, 20).tolist() == (
+        rank_corpus(queries, corpus, ids, 20).tolist()
+    )

@@ -252,7 +252,7 @@ class EmbeddingEngine:
         for prompt, group in by_prompt.items():
             batches = self._batches(group, unique, prompt)
             if pipelined:
-                self._encode_pipelined([b for b, _ in batches], unique, prompt, bar, out, cost)
+                self._encode_pipelined(batches, unique, prompt, bar, out, cost)
                 continue
             self._run_calls(batches, unique, prompt, bar, out, cost)
         dim = self.encoder.meta.embedding_dim
@@ -347,7 +347,7 @@ class EmbeddingEngine:
 
     def _encode_pipelined(
         self,
-        batches: list[list[str]],
+        batches: list[tuple[list[str], int]],
         unique: dict[str, tuple[str, str]],
         prompt: str,
         bar: Any,
@@ -364,23 +364,36 @@ class EmbeddingEngine:
         encoder: Any = self.encoder
         if not batches:
             return
+
+        def filled(batch: list[str], rows: int) -> list[str]:
+            # the call's rows as _caller fills them: the same calls, so the same vectors (a
+            # call left unfilled ran another kernel on a Xeon and gave other bits)
+            texts = [unique[k][1] for k in batch]
+            return texts + [texts[i % len(texts)] for i in range(rows - len(texts))]
+
         t0 = time.perf_counter()
         outputs = []
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chemteb-tokenise") as pool:
-            ahead = [
-                pool.submit(encoder.prepare, [unique[k][1] for k in b], prompt=prompt)
-                for b in batches[:2]
-            ]
-            for i, batch in enumerate(batches):
+        single = getattr(encoder, "one_thread_per_call", None)
+        with contextlib.ExitStack() as stack:
+            if single is not None and self.batch_invariant:
+                # where the backend promises batch-invariant bits (a CPU), its calls run on one
+                # thread here too: on two, a Xeon's products summed small calls another way
+                stack.enter_context(single())
+            pool = stack.enter_context(
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="chemteb-tokenise")
+            )
+            ahead = [pool.submit(encoder.prepare, filled(*b), prompt=prompt) for b in batches[:2]]
+            for i, (batch, _) in enumerate(batches):
                 prepared = ahead.pop(0).result()
                 if i + 2 < len(batches):
-                    texts = [unique[k][1] for k in batches[i + 2]]
-                    ahead.append(pool.submit(encoder.prepare, texts, prompt=prompt))
-                outputs.append(encoder.run(prepared))
+                    ahead.append(
+                        pool.submit(encoder.prepare, filled(*batches[i + 2]), prompt=prompt)
+                    )
+                outputs.append(encoder.run(prepared)[: len(batch)])
                 bar.update(len(batch))
         vectors = encoder.to_numpy(outputs)
         elapsed = time.perf_counter() - t0
-        keys = [k for b in batches for k in b]
+        keys = [k for b, _ in batches for k in b]
         self.stats.seconds += elapsed
         self.stats.encoded += len(keys)
         out.update(zip(keys, vectors, strict=True))

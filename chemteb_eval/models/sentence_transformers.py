@@ -180,7 +180,12 @@ class SentenceTransformerEncoder:
 
     def prepare(self, texts: list[str], *, prompt: str) -> tuple[Any, NDArray[np.int64]]:
         """One batch tokenised on the host, exactly as ``model.encode`` tokenises it (its
-        length order, its prompt handling), and the order that puts the rows back."""
+        length order, its prompt handling), and the order that puts the rows back; the
+        tokenizer is shared, so under its lock (the GPU path prepares on a host thread)."""
+        with TOKENIZER_LOCK:
+            return self._prepare(texts, prompt=prompt)
+
+    def _prepare(self, texts: list[str], *, prompt: str) -> tuple[Any, NDArray[np.int64]]:
         model = self.model
         order = np.argsort([-model._input_length(t) for t in texts])
         if model._can_flatten_inputs():
@@ -217,7 +222,13 @@ class SentenceTransformerEncoder:
         """Tokens the model reads for each text (prompt included, truncated as it truncates)."""
         tokenizer = self.model.tokenizer
         limit = getattr(self.model, "max_seq_length", None)
-        ids = tokenizer([prompt + t for t in texts], truncation=limit is not None, max_length=limit)
+        # under the lock: the wrapper sets the shared Rust tokenizer's truncation and then
+        # tokenises, and whole_lengths/whole_token_ids switch it off in between otherwise (an
+        # outside attack read 802 tokens for a 256-token model from two threads)
+        with TOKENIZER_LOCK:
+            ids = tokenizer(
+                [prompt + t for t in texts], truncation=limit is not None, max_length=limit
+            )
         return [len(x) for x in ids["input_ids"]]
 
     def token_ids(self, texts: list[str]) -> tuple[list[list[int]], int | None, int]:
@@ -242,8 +253,7 @@ class SentenceTransformerEncoder:
         safe to call from several threads at once: the tokenizer is used by one at a time."""
         outputs = []
         for start in range(0, len(texts), batch_size):
-            with TOKENIZER_LOCK:
-                prepared = self.prepare(texts[start : start + batch_size], prompt=prompt)
+            prepared = self.prepare(texts[start : start + batch_size], prompt=prompt)
             outputs.append(self.run(prepared))
         if not outputs:
             return np.zeros((0, self.meta.embedding_dim), np.float32)

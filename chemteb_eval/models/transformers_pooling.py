@@ -102,9 +102,10 @@ class TransformersEncoder:
 
     def token_lengths(self, texts: list[str], *, prompt: str) -> list[int]:
         """Tokens the model reads for each text (prompt included, truncated as ``encode``)."""
-        ids = self.tokenizer(
-            [prompt + t for t in texts], truncation=True, max_length=self.max_length
-        )["input_ids"]
+        with TOKENIZER_LOCK:  # the shared tokenizer's truncation is set per call
+            ids = self.tokenizer(
+                [prompt + t for t in texts], truncation=True, max_length=self.max_length
+            )["input_ids"]
         return [len(x) for x in ids]
 
     def token_ids(self, texts: list[str]) -> tuple[list[list[int]], int | None, int]:
