@@ -46,11 +46,12 @@ def record(key: str, values: dict[str, Any]) -> None:
 
 
 def publish(key: str, values: dict[str, Any], *, to_docs: bool = True) -> None:
-    """A benchmark's figures: ``benchmarks/out/<key>.json``, printed, and (``to_docs``)
-    recorded in ``docs/figures.json`` with the pages rendered."""
+    """A benchmark's figures with the CPU that measured them: ``benchmarks/out/<key>.json``,
+    printed, and (``to_docs``) recorded in ``docs/figures.json`` with the pages rendered."""
     folder = REPO / "benchmarks" / "out"
     folder.mkdir(exist_ok=True)
-    (folder / f"{key}.json").write_text(json.dumps(values, indent=1) + "\n")
-    print(json.dumps(values, indent=1))
+    text = json.dumps({"cpu": cpu(), **values}, indent=1)
+    (folder / f"{key}.json").write_text(text + "\n")
+    print(text)
     if to_docs:
         record(key, values)

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 import numpy as np
-from _figures import cpu, publish
+from _figures import publish
 
 from chemteb_eval.engine import EmbeddingEngine
 from chemteb_eval.engine.encode import token_budget_batches
@@ -86,7 +86,6 @@ def main() -> None:
     sample = list(range(0, len(texts), max(1, len(texts) // 60)))
     alone = np.concatenate([encode(EmbeddingEngine, encoder, [texts[i]])[1] for i in sample])
     report = {
-        "cpu": cpu(),
         "texts": len(texts),
         "distinct_token_lengths": len(set(lengths)),
         "tokens": int(sum(lengths)),

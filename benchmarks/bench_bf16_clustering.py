@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 import numpy as np
-from _figures import cpu, publish
+from _figures import publish
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -125,7 +125,6 @@ def main() -> None:
         }
     by_seed = [score(f32, seed) for seed in range(10)]
     report = {
-        "cpu": cpu(),
         "task": TASK,
         "split": split,
         "texts": len(texts),

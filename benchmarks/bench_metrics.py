@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _figures import cpu, record
+from _figures import record
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
@@ -232,7 +232,6 @@ def figures(baseline: float, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, numpy {np.__version__}",
-        "cpu": cpu(),
         "baseline_ms": round(baseline * 1000, 1),
         "rows": [
             {

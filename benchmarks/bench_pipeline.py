@@ -185,10 +185,9 @@ def main() -> None:
             }
         )
         print(f"{stage:<32} {rate:>12,.0f} texts/s  {rate / GPU_RATE:>7.1f}x the H200 rate")
-    from _figures import cpu, publish
+    from _figures import publish
 
     report = {
-        "cpu": cpu(),
         "vectors": args.vectors,
         "texts": args.texts,
         "target": TARGET,

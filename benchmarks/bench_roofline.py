@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any
 
-from _figures import cpu, publish
+from _figures import publish
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -157,7 +157,6 @@ def measure(per_group: int) -> dict[str, Any]:
     texts = pipchem_texts(per_group)
     threads = torch.get_num_threads()
     out: dict[str, Any] = {
-        "cpu": cpu(),
         "torch": torch.__version__,
         "threads": threads,
         "texts": len(texts),

@@ -123,13 +123,12 @@ def main() -> None:
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     if args.record:
-        from _figures import cpu, record
+        from _figures import record
 
         record(
             "runner",
             {
                 "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-                "cpu": cpu(),
                 "load_1min_before": load_before,
                 "batch_size": args.batch_size,
                 "bare_s": round(bare, 1),
