@@ -105,6 +105,26 @@ def _adopted(folder: Path) -> list[str]:
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    """A file's identity now (None: gone)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def _private_names(folder: Path) -> tuple[Path, Path]:
+    """A writer's own ``.part`` file and the ``.new`` name it is created under: private by
+    construction, never by the process id alone (two runs that are each pid 1 in their own
+    container on one shared volume, two threads of one process, two ranks on two nodes): the
+    process id, the thread and 64 random bits, as a suffix the extension is appended to (a
+    ``with_suffix`` once replaced the random part, leaving the pid alone to tell writers
+    apart)."""
+    stem = f"{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(8)}"
+    return folder / f"{stem}.part", folder / f"{stem}.new"
+
+
 class EmbeddingCache:
     """Embeddings of one model on disk: ``root/<model>-<digest>.vectors/``.
 
@@ -137,6 +157,7 @@ class EmbeddingCache:
         self._blocks: list[Block] = []
         self._index: dict[str, int] = {}  # key -> block number << 32 | row
         self._seen: set[str] = set()  # the block files read
+        self._damaged: dict[str, tuple[int, int, int] | None] = {}  # stem -> the file judged
         self._next = 1  # the number after every sound block's
         self._verified: set[int] = set()  # the blocks whose checksum a whole read confirmed
         self._lock = threading.RLock()  # the engine's writer thread puts while others read
@@ -257,22 +278,20 @@ class EmbeddingCache:
         fresh = [s for s in stems if s not in self._seen and s.isascii() and s.isdigit()]
         damaged, reads = 0, list[tuple[Block, list[str], bool]]()
         for number, stem in sorted((int(s), s) for s in fresh if len(s) < 30):
+            path = self.path / f"{stem}.block"
+            if stem in self._damaged and self._damaged[stem] == _stat(path):
+                continue  # the damaged file judged before, still there: said once
             try:
-                read = (
-                    own[1:]
-                    if own and own[0] == number
-                    else read_header(self.path / f"{stem}.block", self._serves)
-                )
+                read = own[1:] if own and own[0] == number else read_header(path, self._serves)
             except OSError:  # the disk's trouble, not the block's: left, read at the next look
                 damaged += 1
                 continue
-            self._seen.add(stem)
-            if read is None:  # damaged: its number is not the next one's business
+            if read is None:
                 damaged += 1
-                if not self.read_only:  # set aside: said once, never read again
-                    with contextlib.suppress(OSError):
-                        os.replace(self.path / f"{stem}.block", self.path / f"{stem}.damaged")
+                self._set_aside(stem, path)
                 continue
+            self._seen.add(stem)
+            self._damaged.pop(stem, None)
             self._next = max(self._next, number + 1)
             if own and own[0] == number:  # its vectors are the ones in memory: checked
                 self._verified.add(len(self._blocks) + len(reads))
@@ -293,6 +312,15 @@ class EmbeddingCache:
                 "vectors are encoded again.",
                 stacklevel=4,
             )
+
+    def _set_aside(self, stem: str, path: Path) -> None:
+        """A damaged block: renamed ``.damaged`` where the cache can be written (its number may
+        then hold another writer's block, read at the next look), else remembered by the file's
+        identity, so that a block later published under its number is read, not skipped."""
+        if not self.read_only:
+            with contextlib.suppress(OSError):
+                os.replace(path, path.with_suffix(".damaged"))
+        self._damaged[stem] = _stat(path)
 
     def _first(self, reads: list[tuple[Block, list[str], bool]]) -> None:
         """Index the blocks a fresh cache finds, none replacing: one dict built backwards, so a
@@ -387,25 +415,26 @@ class EmbeddingCache:
     ) -> bool:
         """Write a block to a part file of its own, then link it to the next free number."""
         head = block_head(self.ident, keys, matrix.shape[1], replace)
-        stem = self.path / f"{os.getpid()}.{secrets.token_hex(8)}"
-        part = stem.with_suffix(".part")
+        part, new = _private_names(self.path)
         try:
             # a part file is locked from birth (renamed to .part once locked: the lock goes with
             # it) and through its link: an opener reclaims only a dead writer's
-            with stem.with_suffix(".new" if LOCKS else ".part").open("xb") as file:
+            with (new if LOCKS else part).open("xb") as file:
                 if LOCKS and lock(file):
                     os.replace(file.name, part)
                 write_block(file, head, costs, matrix)
                 file.flush()  # its size and time as a reader will see them
                 ident, number = identity(file), self._next
-                while not self._link(part, number):
+                # a damaged block's number is never this process's (its block there would sit
+                # under a name judged damaged); nor does it steer the next (a hostile 10^11)
+                while f"{number:012d}" in self._damaged or not self._link(part, number):
                     number += 1
                 with contextlib.suppress(OSError):
                     part.unlink()  # published: the part's name goes (Windows: once closed)
             with contextlib.suppress(OSError):
                 part.unlink(missing_ok=True)
         except BaseException as exc:  # Ctrl-C mid-write too: nothing named, nothing left
-            for left in (part, stem.with_suffix(".new")):
+            for left in (part, new):
                 with contextlib.suppress(OSError):
                     left.unlink(missing_ok=True)
             if isinstance(exc, OSError):
@@ -532,14 +561,13 @@ class EmbeddingCache:
         """The stored vectors of those ``keys`` present and sound, of width ``dim`` (default: each
         key's own); damaged ones are left out, with a warning."""
         unique = list(dict.fromkeys(keys))
-        groups = {dim: unique}
-        if dim is None:  # each key at its own width
-            dims = [
-                self._blocks[n].dim if n >= 0 else 0 for n in (self._slots(unique) >> 32).tolist()
-            ]
-            groups = {
-                w: [k for k, d in zip(unique, dims, strict=True) if d == w] for w in dims if w
-            }
+        groups: dict[int | None, list[str]] = {dim: unique}
+        if dim is None:  # each key at its own width, grouped in one pass (one pass a key's
+            groups = {}  # width was quadratic: 8,000 keys 5 s, 100k about 15 min)
+            slots = (self._slots(unique) >> 32).tolist()
+            for key, n in zip(unique, slots, strict=True):
+                if n >= 0:
+                    groups.setdefault(self._blocks[n].dim, []).append(key)
         have: dict[str, Rows] = {}
         damaged = 0
         for width, group in groups.items():
