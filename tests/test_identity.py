@@ -224,9 +224,14 @@ class _Embeddings(BaseHTTPRequestHandler):
 def test_another_model_served_under_the_same_name_gets_its_own_cache_and_results(
     tmp_path: Path,
 ) -> None:
+    """Issue 59: what an API model is, is declared (URL, name, ``--revision``); its probe only
+    guards it. Another model behind the same name stops the run before anything is stored, and
+    ``--revision`` gives it its own cache and results."""
+    from chemteb_eval.models.identity import ProbeMoved
+
     declared = read_task_file(write_pairs(tmp_path))
 
-    def once(url: str, lines: list[str]) -> Any:
+    def once(url: str, lines: list[str], revision: str | None = None) -> Any:
         return run(
             "openai:local-embed",
             api_base=url,
@@ -236,6 +241,7 @@ def test_another_model_served_under_the_same_name_gets_its_own_cache_and_results
             cache_dir=tmp_path / "cache",
             progress=False,
             log=lines.append,
+            revision=revision,
         )
 
     _SERVED.update(weights=1, noise=0.0)
@@ -246,14 +252,15 @@ def test_another_model_served_under_the_same_name_gets_its_own_cache_and_results
         assert once(url, lines).statuses == {"SynonymPairs": "skipped"}
         _SERVED.update(weights=2, noise=0.0)  # the server restarted with another model
         lines = []
-        other = once(url, lines)
-    assert other.statuses == {"SynonymPairs": "done"}  # never the first model's number
-    assert other.results_dir != first.results_dir
-    assert any("another model" in line for line in lines)
+        stored = sorted(p.name for p in (tmp_path / "cache").rglob("*"))
+        with pytest.raises(ProbeMoved, match=r"another model .* --revision"):
+            once(url, lines)  # never the first model's number, nor its cache
+        assert sorted(p.name for p in (tmp_path / "cache").rglob("*")) == stored
+        other = once(url, lines, revision="v2")
+    assert other.statuses == {"SynonymPairs": "done"}
+    assert other.results_dir != first.results_dir and other.results_dir.name == "v2"
     metas = [json.loads((r.results_dir / "model_meta.json").read_text()) for r in (first, other)]
-    assert (
-        metas[0]["weights"].startswith("probe:16d-") and metas[0]["weights"] != metas[1]["weights"]
-    )
+    assert metas[0]["weights"].startswith("api:") and metas[0]["weights"] != metas[1]["weights"]
     assert len(list((tmp_path / "cache").glob("*.vectors"))) == 2  # its own cache entries
     assert other.encoding["cache_hits"] == 0
 

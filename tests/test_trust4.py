@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from chemteb_eval._files import public_url, read_regular
 from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.base import ModelMeta
-from chemteb_eval.models.identity import ProbeRegistry
+from chemteb_eval.models.identity import Anchor, ApiIdentity, Probe, ProbeRegistry
 from chemteb_eval.runner.folders import recorded_meta
 
 SECRET_URL = "https://alice:hunter2@api.example.org:8443/v1?api_key=sk-123&model=m"
@@ -56,10 +56,10 @@ def test_secrets_api_models_json_never_records_a_password(tmp_path: Path) -> Non
     # a registry written before URLs were cleaned: cleaned at the next write
     path.write_text(json.dumps({"old": {"model": "x", "source": SECRET_URL, "probe": [[1.0]]}}))
     registry = ProbeRegistry(path)
-    label, seen = registry.identify("m", SECRET_URL, vectors)
-    assert not seen and registry.labels_of("m", SECRET_URL) == [label]
-    again, seen = ProbeRegistry(path).identify("m", SECRET_URL, vectors)
-    assert (again, seen) == (label, True)  # the same model, known under its cleaned URL
+    identity = ApiIdentity("m", SECRET_URL)
+    registry.remember(identity, Anchor(Probe(vectors), "2026-12-04"))
+    again = ProbeRegistry(path).anchor(ApiIdentity("m", SECRET_URL))
+    assert again is not None and np.array_equal(again.probe.vectors, vectors.astype("f4"))
     text = path.read_text()
     assert "hunter2" not in text and "sk-123" not in text and "alice" not in text
 
@@ -70,7 +70,7 @@ def test_hostile_files_a_fifo_as_api_models_json_never_hangs(tmp_path: Path) -> 
     done: list[str] = []
 
     def identify() -> None:
-        done.append(ProbeRegistry(path).identify("m", "http://h/v1", np.ones((2, 4)))[0])
+        done.append(str(ProbeRegistry(path).anchor(ApiIdentity("m", "http://h/v1"))))
 
     worker = threading.Thread(target=identify, daemon=True)
     started = time.perf_counter()
@@ -437,32 +437,25 @@ class _NoisyApi:
 def test_identity_a_noisy_api_model_is_one_model_on_every_rerun(tmp_path: Path) -> None:
     """1e-4 noise per component of a 1,536-d vector was "another model" on every rerun (the
     threshold, cosine 1 - 1e-5, sat below the noise), and the third run was refused."""
-    from chemteb_eval.models.identity import measure_probe
+    from chemteb_eval.models.identity import measure_probe, within
 
-    registry = ProbeRegistry(tmp_path / "api-models.json")
     model = _NoisyApi(noise=1e-4)
-    labels = {registry.identify("served", "http://h/v1", measure_probe(model))[0] for _ in range(5)}
-    assert len(labels) == 1
+    anchor = measure_probe(model)
+    assert all(within(measure_probe(model), anchor) for _ in range(5))
     assert measure_probe(model).noise > 1e-3  # measured: two draws ~5.5e-3 apart
 
 
 def test_identity_a_near_identical_other_model_never_takes_a_label_it_shares_signs_with(
     tmp_path: Path,
 ) -> None:
-    from chemteb_eval.models.identity import Probe, measure_probe, probe_label
+    from chemteb_eval.models.identity import Probe, measure_probe, within
 
     a = measure_probe(_NoisyApi(noise=1e-5))
     b = measure_probe(_NoisyApi(noise=1e-5, shift=1e-4))  # cosine 1 - 7.5e-6 to a: 7x noise
-    assert probe_label(a.vectors) == probe_label(b.vectors)  # 64 sign bits cannot tell
-    assert not a.matches(b)
-    # without the registry: the results folder's probe tells them apart
-    kept = Probe.from_record(a.to_record())
+    assert not a.matches(b) and not within(a, b)  # the guard stops b under a's identity
+    kept = Probe.from_record(a.to_record())  # the results folder's copy of the anchor
     assert kept is not None and np.array_equal(kept.vectors, a.vectors) and kept.noise == a.noise
-    first, _ = ProbeRegistry(tmp_path / "one.json").identify("served", "http://h/v1", a)
-    second, seen = ProbeRegistry(tmp_path / "two.json").identify(
-        "served", "http://h/v1", b, elsewhere=[(first, kept)]
-    )
-    assert second != first and not seen
+    assert not within(b, kept)
 
 
 def test_identity_survives_the_loss_of_api_models_json(tmp_path: Path) -> None:
@@ -488,13 +481,15 @@ def test_identity_survives_the_loss_of_api_models_json(tmp_path: Path) -> None:
 
     first = scored(_NoisyApi(noise=1e-4), tmp_path / "cache1")
     meta = json.loads((first.results_dir / "model_meta.json").read_text())  # type: ignore[attr-defined]
-    assert meta["weights"].startswith("probe:") and meta["probe"]["noise"] > 0
+    assert meta["weights"].startswith("api:") and meta["probe"]["noise"] > 0
     again = scored(_NoisyApi(noise=1e-4), tmp_path / "cache2")  # a new cache: no registry
     assert again.results_dir == first.results_dir  # type: ignore[attr-defined]
     assert again.statuses == {"SynonymPairs": "skipped"}  # type: ignore[attr-defined]
-    other = scored(_NoisyApi(noise=1e-4, shift=1e-3), tmp_path / "cache3")  # 11x the noise
-    assert other.results_dir != first.results_dir  # type: ignore[attr-defined]
-    assert other.statuses == {"SynonymPairs": "done"}  # type: ignore[attr-defined]
+    before = sorted((first.results_dir).rglob("*"))  # type: ignore[attr-defined]
+    with pytest.raises(ChemtebError, match="--revision"):  # 11x the noise: never its score
+        scored(_NoisyApi(noise=1e-4, shift=1e-3), tmp_path / "cache3")
+    assert sorted((first.results_dir).rglob("*")) == before  # type: ignore[attr-defined]
+    assert not list((tmp_path / "cache3").glob("*.vectors/*.block"))
 
 
 # -- 5: means over incomplete rows ---------------------------------------------------------------
@@ -626,7 +621,7 @@ def test_identity_a_hostile_probe_record_never_matches_every_model(tmp_path: Pat
     label, its cached vectors and its score."""
     import base64
 
-    from chemteb_eval.models.identity import MOST_NOISE, Probe, measure_probe
+    from chemteb_eval.models.identity import MOST_NOISE, Probe, ProbeGuard, measure_probe, within
 
     vectors = np.random.default_rng(0).standard_normal((4, 1536)).astype("<f4")
     raw = base64.b64encode(vectors.tobytes()).decode()
@@ -635,11 +630,13 @@ def test_identity_a_hostile_probe_record_never_matches_every_model(tmp_path: Pat
         assert Probe.from_record(record) is None
     hostile = Probe(vectors, MOST_NOISE)  # the most a record may claim: still far from others
     model = measure_probe(_NoisyApi(seed=1))
-    assert not model.matches(hostile)
-    label, _ = ProbeRegistry(tmp_path / "r.json").identify(
-        "served", "http://h/v1", model, elsewhere=[("probe:1536d-evil", hostile)]
-    )
-    assert label != "probe:1536d-evil"
+    assert not model.matches(hostile) and not within(model, hostile)
+    registry = ProbeRegistry(tmp_path / "r.json")
+    identity = ApiIdentity("served", "http://h/v1")
+    registry.remember(identity, Anchor(hostile, "2026-12-01"))
+    guard = ProbeGuard(_NoisyApi(seed=1), identity, registry.anchor(identity), model)  # type: ignore[arg-type]
+    with pytest.raises(ChemtebError, match="another model"):
+        guard.refuse(model, "at the start of this run")
     with pytest.raises(ChemtebError, match="cannot be told from another"):
         measure_probe(_NoisyApi(noise=0.01))  # 0.55 between calls: no model to name
 

@@ -74,7 +74,7 @@ def test_processes_that_look_alike_two_threads_putting_at_once_lose_nothing(
                 keys = _keys(64, f"{salt}{block}")
                 assert cache.put(keys, _vectors(64, seed=block)) is True
             assert not cache.read_only
-        except BaseException as exc:  # noqa: BLE001 - the test's own report
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=writer, args=(s,)) for s in "ab"]
@@ -149,3 +149,162 @@ def test_scale_lookup_without_a_width_is_linear_in_the_keys(tmp_path: Path) -> N
     cache.lookup(keys, dim=8)
     with_width = time.perf_counter() - started
     assert took < 20 * with_width + 1.0  # quadratic: ~30 s here
+
+
+# -- 1 and 16: API identity declared, its probe a guard ------------------------------------------
+
+
+class _Api:
+    """A model behind an API: fixed unit vectors per text from ``seed``; ``between`` moves every
+    vector by that much per component between runs (a gateway's cache: the same answer within a
+    run); after ``switch_after`` calls the server answers with ``then``'s seed (restarted with
+    other weights mid-run)."""
+
+    def __init__(
+        self,
+        name: str = "served",
+        seed: int = 0,
+        dim: int = 64,
+        *,
+        between: float = 0.0,
+        run: int = 0,
+        switch_after: int | None = None,
+        then: int = 9,
+    ) -> None:
+        from chemteb_eval.models.base import ModelMeta
+
+        self.meta = ModelMeta(name, None, None, dim, None, "openai-compatible-http", "http://h/v1")
+        self.seed, self.dim, self.between, self.run = seed, dim, between, run
+        self.switch_after, self.then, self.calls = switch_after, then, 0
+
+    def prompt(self, task_type: str, role: object) -> str:
+        return ""
+
+    def vector(self, text: str, seed: int) -> np.ndarray:
+        import zlib
+
+        base = np.random.default_rng(zlib.crc32(f"{seed}\0{text}".encode())).standard_normal(
+            self.dim
+        )
+        base /= np.linalg.norm(base)
+        if self.between:
+            base += self.between * np.random.default_rng([99, self.run]).standard_normal(self.dim)
+        return base
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
+        self.calls += 1
+        switched = self.switch_after is not None and self.calls > self.switch_after
+        seed = self.then if switched else self.seed
+        return np.asarray([self.vector(prompt + t, seed) for t in texts], np.float32)
+
+
+def _pairs_task(folder: Path, rows: int = 40) -> tuple[Any, dict[str, str]]:
+    from chemteb_eval.tasks.custom import read_task_file
+
+    lines = ["sentence1,sentence2,label"]
+    lines += [f"compound {i} salt,compound {i} hydrate,{i % 2}" for i in range(rows)]
+    (folder / "pairs.csv").write_text("\n".join(lines) + "\n")
+    (folder / "pairs.yaml").write_text(
+        "name: SaltPairs\ntype: PairClassification\nsource: {path: pairs.csv}\n"
+    )
+    declared = read_task_file(folder / "pairs.yaml")
+    return declared.to_task(), {declared.name: str(declared.source)}
+
+
+def _run(tmp_path: Path, model: Any, cache: str = "cache", **kwargs: Any) -> Any:
+    from chemteb_eval.runner import run
+
+    task, paths = _pairs_task(tmp_path)
+    return run(
+        model,
+        tasks=[task],
+        data_paths=paths,
+        output_dir=tmp_path / kwargs.pop("out", "out"),
+        cache_dir=tmp_path / cache,
+        progress=False,
+        log=kwargs.pop("log", lambda m: None),
+        **kwargs,
+    )
+
+
+def _main_score(report: Any) -> float:
+    import json
+
+    payload = json.loads((report.results_dir / "SaltPairs.json").read_text())
+    return float(payload["scores"]["test"][0]["main_score"])
+
+
+def test_identity_two_models_whose_probes_match_never_share_a_label(tmp_path: Path) -> None:
+    """When a probe matched two models on record, the label that sorted first won: a model
+    served with a little noise took another model's label, cache and folder, overwrote its
+    model_meta.json and reported that model's score as "skipped"."""
+    import json
+
+    first = _run(tmp_path, _Api("alpha"))
+    other = _run(tmp_path, _Api("beta"))  # the same vectors under another served name
+    assert other.statuses == {"SaltPairs": "done"}  # scored, never "skipped" with alpha's
+    assert other.results_dir != first.results_dir
+    metas = [json.loads((r.results_dir / "model_meta.json").read_text()) for r in (first, other)]
+    assert metas[0]["name"] == "alpha" and metas[1]["name"] == "beta"
+    assert metas[0]["weights"] != metas[1]["weights"]
+    assert len(list((tmp_path / "cache").glob("*.vectors"))) == 2
+
+
+def test_identity_over_time_noise_between_runs_only_is_one_model(tmp_path: Path) -> None:
+    """Noise that shows between runs but not within one (a gateway's cache, a sticky replica):
+    1e-5 per component of a 1,536-d model apart was "another model" on run 2, and run 3 was
+    refused."""
+    lines: list[str] = []
+    reports = [
+        _run(tmp_path, _Api(dim=1536, between=1e-5, run=i), log=lines.append) for i in range(3)
+    ]
+    assert [r.statuses for r in reports] == [{"SaltPairs": "done"}] + [{"SaltPairs": "skipped"}] * 2
+    assert len({r.results_dir for r in reports}) == 1
+    assert any("moved" in line and "tolerated" in line for line in lines)  # measured, said
+
+
+def test_identity_over_time_a_server_that_changes_model_mid_run_stores_nothing_of_it(
+    tmp_path: Path,
+) -> None:
+    """The probe was asked once, before encoding: a server restarted with other weights mid-run
+    left the other model's vectors in this model's cache, and every later clean run reused
+    them (0.0357 where the model scores 0.0519)."""
+    from chemteb_eval.errors import ChemtebError
+
+    clean = _main_score(_run(tmp_path, _Api(), cache="clean", out="clean"))
+    with pytest.raises(ChemtebError, match="--revision"):
+        _run(tmp_path, _Api(switch_after=4, then=5))  # 3 probe calls, then the texts
+    assert not list((tmp_path / "out").rglob("SaltPairs.json"))  # nothing scored
+    assert not list((tmp_path / "cache").glob("*.vectors/*.block"))  # nothing stored
+    again = _run(tmp_path, _Api())  # the server back to its model: a clean run's number
+    assert again.statuses == {"SaltPairs": "done"} and _main_score(again) == clean
+
+
+def test_identity_over_time_blocks_cleared_before_a_switch_are_kept_and_no_later_one(
+    tmp_path: Path,
+) -> None:
+    """The engine asks the guard before each block it stores: the blocks of the model are kept,
+    the block whose calls the other model answered never is."""
+    from chemteb_eval.engine import EmbeddingEngine
+    from chemteb_eval.models.identity import (
+        Anchor,
+        ApiIdentity,
+        ProbeGuard,
+        ProbeMoved,
+        measure_probe,
+    )
+
+    model = _Api(switch_after=3 + 40)  # 3 probe calls, 2 blocks of 512 texts in 16-text calls
+    start = measure_probe(model)
+    guard = ProbeGuard(model, ApiIdentity("served", "http://h/v1"), Anchor(start, "today"), start)
+    cache = _cache(tmp_path)
+    engine = EmbeddingEngine(model, cache, batch_size=16, progress=False, guard=guard.check)
+    texts = [f"text {i}" for i in range(2_000)]
+    with pytest.raises(ProbeMoved):
+        engine.prefetch(("", t) for t in texts)
+    engine.close()
+    stored = list(_cache(tmp_path).keys())
+    assert len(stored) == 512  # the first block; the second's later calls were the other model
+    by_key = {text_key("", t): t for t in texts}
+    kept = _cache(tmp_path).get(stored)
+    assert np.array_equal(kept, np.asarray([model.vector(by_key[k], 0) for k in stored], "f4"))

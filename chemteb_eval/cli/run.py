@@ -38,6 +38,13 @@ def add_run(sub: Subparsers) -> None:
     )
     runner.add_argument("--api-base", help="API root for openai: models (default $OPENAI_BASE_URL)")
     runner.add_argument(
+        "--revision",
+        metavar="NAME",
+        help="openai: models: your name for the model the API serves now (e.g. a date or a "
+        "version); with the model's name and --api-base, what the model is: its own cache and "
+        "results folder (docs/models.md#models-behind-an-api)",
+    )
+    runner.add_argument(
         "-b",
         "--benchmark",
         type=benchmark_spelling,
@@ -47,11 +54,13 @@ def add_run(sub: Subparsers) -> None:
         "-t",
         "--task",
         nargs="+",
+        action="extend",  # -t A -t B runs both (a second -t replaced the first)
         help="only these tasks (with -b: some of its tasks, scored by its protocol)",
     )
     runner.add_argument(
         "--task-file",
         nargs="+",
+        action="extend",
         metavar="FILE",
         help="your own tasks, each declared in a YAML or JSON file (or a folder of them): run "
         "alone, ranked apart as the Custom benchmark (docs/custom_tasks.md)",
@@ -220,6 +229,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         dims=args.dims,
         precisions=args.precisions,
         hybrid=args.hybrid,
+        revision=args.revision,
     )
     report = run(
         args.model,

@@ -133,6 +133,8 @@ class EmbeddingEngine:
         cache: a persistent cache, or ``None`` to keep embeddings in memory for this run only.
         batch_size: texts per model call.
         progress: show a progress bar with throughput.
+        guard: called before each block is stored, raising where its vectors must not be (an
+            API model's probe asked again: ``models.identity.ProbeGuard.check``).
     """
 
     def __init__(
@@ -142,9 +144,11 @@ class EmbeddingEngine:
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         progress: bool = True,
+        guard: Callable[[], None] | None = None,
     ) -> None:
         batch_size = check_batch_size(batch_size)
         self.encoder = encoder
+        self.guard = guard
         self.cache = cache
         self.batch_size = batch_size
         self.progress = progress
@@ -468,10 +472,14 @@ class EmbeddingEngine:
 
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chemteb-cache")
         self._pending = dict(zip(keys, vectors, strict=True))
-        cache = self.cache
-        self._inflight = self._writer.submit(
-            lambda: cache.put(keys, vectors, seconds=seconds, replace=replace)
-        )
+        cache, guard = self.cache, self.guard
+
+        def commit() -> bool:
+            if guard is not None:  # asked after the block's last call: it clears the block
+                guard()
+            return cache.put(keys, vectors, seconds=seconds, replace=replace)
+
+        self._inflight = self._writer.submit(commit)
 
     def flush(self) -> None:
         """Wait for the block in flight to be committed (its error raised here). A read-only

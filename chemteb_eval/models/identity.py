@@ -1,23 +1,31 @@
-"""What identifies a model served behind an API: the vectors it returns, not its name.
+"""What a model behind an API is: what the user declares and the server states, guarded by
+the vectors it returns.
 
-An OpenAI-compatible server's model name and URL prove nothing: a local server restarted with
-other weights answers under the same name. So an API model is named by a **probe**: its vectors
-for ``PROBE_TEXTS``, asked ``PROBE_CALLS`` times. How far apart the calls' vectors are is the
-server's **noise** now (0 for a deterministic server). Two probes are the same model when every
-probe vector (as a unit vector) lies within ``NOISE_FACTOR`` times the larger of their two
-noises of the other, and never further than ``SAME_FLOOR`` below that; the dimension agrees.
+An OpenAI-compatible server's model name proves nothing (a server restarted with other weights
+answers under the same name), and neither do its vectors name anything: a measurement matched
+against the probes on record chose a label by sort order when two matched, and called the same
+model "another" when its noise showed only between runs. So the two roles are split:
 
-What it cannot tell apart: two models whose vectors for the probe texts differ by less than
-that (three times the server's own call-to-call spread, or 1e-4 of a unit vector on a
-deterministic server: the same weights served twice, a model and a copy that rounds a few bits
-otherwise). Anything further apart is another model, however close (cosine 0.99999 is).
+- **Identity is declared** (``ApiIdentity``): the API's base URL without credentials, the served
+  model's name, and the ``--revision`` the user gives (a date, a version: ``None`` until the
+  user says the model changed). Its label ``api:<16 hex>`` keys the embedding cache and the
+  results folder; two declarations never share them, one declaration always does.
+- **The probe guards it** (``ProbeGuard``): the model's vectors for ``PROBE_TEXTS``, asked
+  ``PROBE_CALLS`` times at the start (their spread is the server's **noise** within a run),
+  compared with the first probe this identity ever gave (its **anchor**, kept in
+  ``api-models.json`` beside the cache and in the results folder's ``model_meta.json``), then
+  asked again before every block of vectors is stored and once more after the last one is
+  encoded. A probe further from the anchor than ``tolerance`` stops the run before the block is
+  stored, with one line and the way out (``--revision``): vectors the guard has not cleared are
+  never kept, and never scored.
 
-A probe's label (``probe:<dim>d-<16 hex>``) is made from 64 random-hyperplane sign bits of the
-probe the first time a model is seen. It is only a name: the decision is always made on the
-vectors, against every probe on record — the registry beside the embedding cache
-(``ProbeRegistry``) and the probes that results folders keep in their ``model_meta.json`` — so
-an identity survives the loss of the registry (another machine, a new cache), and a label whose
-sign bits another model already took is lengthened, never shared.
+The tolerance: ``NOISE_FACTOR`` times the larger noise within a run (now, or the anchor's run),
+and never below ``DRIFT_FLOOR`` (1e-3 of a unit vector, cosine 1 - 5e-7), which is the noise a
+server may show only between runs (a gateway's cache, a sticky replica, other traffic in its
+batches: 1e-5 per component of a 1,536-d unit vector moves it ~5.5e-4). What it cannot tell
+apart: two models whose probe vectors are closer than that; their scores differ by about as much
+as two runs of one of them. Each run's distance from the anchor is kept, so the drift between
+runs is measured and shown.
 """
 
 from __future__ import annotations
@@ -28,7 +36,9 @@ import itertools
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +48,26 @@ from numpy.typing import NDArray
 from chemteb_eval._files import parse_json, public_url, read_regular
 from chemteb_eval.errors import ChemtebError
 
+from .variant import check_api_revision
+
 __all__ = [
+    "DRIFT_FLOOR",
     "MOST_NOISE",
     "NOISE_FACTOR",
     "PROBE_CALLS",
     "PROBE_TEXTS",
     "REGISTRY_FILE",
     "SAME_FLOOR",
+    "Anchor",
+    "ApiIdentity",
     "Probe",
+    "ProbeGuard",
+    "ProbeMoved",
     "ProbeRegistry",
     "measure_probe",
-    "probe_label",
     "same_probe",
+    "tolerance",
+    "within",
 ]
 
 # The registry's file, in the embedding cache folder: this module alone reads and writes it.
@@ -74,7 +92,10 @@ SAME_FLOOR = 1e-4
 # cannot be named (a bfloat16 server's batching moves one by ~0.04); a record claiming more is
 # no record (noise 2 would match every model of its dimension).
 MOST_NOISE = 0.05
-_BITS = 64
+# The least a declared model's probe may move from its anchor: the noise a server shows only
+# between runs (see the module's note): about twice the 5.5e-4 of 1e-5 per component at 1,536-d.
+DRIFT_FLOOR = 1e-3
+_KEPT_RUNS = 50  # the drifts of the last runs an anchor keeps
 
 
 def _unit(vectors: NDArray[Any]) -> NDArray[np.float64]:
@@ -157,16 +178,144 @@ def measure_probe(encoder: Any, calls: int = PROBE_CALLS) -> Probe:
     return Probe(draws[0], noise)
 
 
-def probe_label(vectors: NDArray[Any]) -> str:
-    """``probe:<dim>d-<16 hex>``: the signs of 64 fixed random projections of the probe."""
-    flat = _unit(vectors).ravel()
-    planes = np.random.default_rng(35).standard_normal((_BITS, flat.size))
-    bits = "".join("1" if x > 0 else "0" for x in planes @ flat)
-    return f"probe:{np.shape(vectors)[1]}d-{int(bits, 2):016x}"
+def tolerance(a: Probe, b: Probe) -> float:
+    """How far apart two probes of one declared model may lie (see the module's note)."""
+    return max(NOISE_FACTOR * max(a.noise, b.noise), DRIFT_FLOOR)
+
+
+def within(a: Probe, b: Probe) -> bool:
+    """Whether two probes lie within the tolerance of one declared model."""
+    shape = np.shape(a.vectors) == np.shape(b.vectors)
+    return shape and _distance(a.vectors, b.vectors) <= tolerance(a, b)
+
+
+@dataclass(frozen=True)
+class ApiIdentity:
+    """A model behind an API as the user declares it: the served ``model`` name, the API's
+    ``source`` (its public URL: never a password or a key) and the user's ``revision``."""
+
+    model: str
+    source: str
+    revision: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", public_url(self.source))
+        if self.revision is not None:
+            check_api_revision(self.revision)
+
+    @property
+    def label(self) -> str:
+        """``api:<16 hex>``: what keys the model's embedding cache and results folder."""
+        text = json.dumps([self.source, self.model, self.revision])
+        return "api:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def shown(self) -> str:
+        at = f" at {self.source}"
+        return self.model + at + (f" (--revision {self.revision})" if self.revision else "")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """The first probe a declared model gave, when (ISO date), and how far each later run's
+    start lay from it (the drift between runs, newest last)."""
+
+    probe: Probe
+    since: str
+    drift: tuple[float, ...] = ()
+
+    def to_record(self, identity: ApiIdentity) -> dict[str, Any]:
+        return {
+            "model": identity.model,
+            "source": identity.source,
+            "revision": identity.revision,
+            "anchor": self.probe.to_record(),
+            "since": self.since,
+            "drift": list(self.drift[-_KEPT_RUNS:]),
+        }
+
+    @classmethod
+    def from_record(cls, record: object, identity: ApiIdentity) -> Anchor | None:
+        """An anchor kept by ``to_record`` for this very ``identity`` (a record naming another
+        model, URL or revision under its label, or a damaged one, is no anchor)."""
+        if not isinstance(record, Mapping):
+            return None
+        said = (record.get("model"), _public(record.get("source")), record.get("revision"))
+        probe = Probe.from_record(record.get("anchor"))
+        since = record.get("since")
+        drift = record.get("drift", [])
+        if said != (identity.model, identity.source, identity.revision) or probe is None:
+            return None
+        if not isinstance(since, str) or len(since) > 40 or not isinstance(drift, list):
+            return None
+        moved = [float(d) for d in drift if isinstance(d, int | float) and 0 <= d <= 2]
+        return cls(probe, since, tuple(moved[-_KEPT_RUNS:]))
+
+
+class ProbeMoved(ChemtebError):
+    """The model behind a declared API identity returns other vectors than its anchor."""
+
+
+class ProbeGuard:
+    """Guards one run of a declared API model: ``check`` asks the probe once more and stops the
+    run (``ProbeMoved``) when it lies further from the anchor than ``tolerance``.
+
+    Args:
+        encoder: the API model.
+        identity: what the user declared.
+        anchor: the identity's first probe.
+        start: this run's probe at its start (its noise is the run's).
+    """
+
+    def __init__(self, encoder: Any, identity: ApiIdentity, anchor: Anchor, start: Probe):
+        self.encoder, self.identity, self.anchor, self.start = encoder, identity, anchor, start
+        self.limit = tolerance(start, anchor.probe)
+        self.checks = 0
+        self._lock = threading.Lock()  # the engine's writer thread checks before each put
+
+    def moved(self, probe: Probe) -> float:
+        return _distance(probe.vectors, self.anchor.probe.vectors)
+
+    def check(self, when: str = "before its vectors were stored") -> None:
+        """Ask the probe once; ``ProbeMoved`` (one line, the way out) beyond the tolerance."""
+        with self._lock:
+            self.checks += 1
+            now = Probe(probe_of(self.encoder))
+            self.refuse(now, when)
+
+    def refuse(self, probe: Probe, when: str) -> None:
+        """``ProbeMoved`` when ``probe`` lies beyond the tolerance of the anchor."""
+        if np.shape(probe.vectors) != np.shape(self.anchor.probe.vectors):
+            raise ProbeMoved(
+                self._message(
+                    f"vectors of {np.shape(probe.vectors)[1]} numbers, "
+                    f"not {np.shape(self.anchor.probe.vectors)[1]}",
+                    when,
+                )
+            )
+        moved = self.moved(probe)
+        if moved > self.limit:
+            raise ProbeMoved(
+                self._message(
+                    f"its probe moved {moved:.3g} of a unit vector, more than the "
+                    f"{self.limit:.2g} its noise allows",
+                    when,
+                )
+            )
+
+    def _message(self, what: str, when: str) -> str:
+        return (
+            f"{self.identity.shown()} returns other vectors {when} than on {self.anchor.since} "
+            f"({what}): another model is served under this name. Nothing it returned since the "
+            "last check is stored or scored. If the server runs another model now, name it: "
+            "rerun with --revision NAME (e.g. today's date), which keeps its cache and results "
+            "apart from the earlier model's."
+        )
 
 
 class ProbeRegistry:
-    """The probes seen on this machine, by label (a JSON file; unreadable means empty).
+    """The anchors of the API models seen with one embedding cache, by label (a JSON file;
+    unreadable means empty). Entries of the layout before (labels ``probe:...`` chosen by the
+    vectors) are kept as they are and read only by ``earlier``.
 
     Args:
         path: the registry file (the embedding cache folder's ``api-models.json``).
@@ -187,59 +336,23 @@ class ProbeRegistry:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def identify(
-        self,
-        model: str,
-        source: str,
-        probe: Probe | NDArray[Any],
-        *,
-        elsewhere: Iterable[tuple[str, Probe]] = (),
-        in_use: Callable[[str], bool] | None = None,
-    ) -> tuple[str, bool]:
-        """The label of the model behind ``(model, source)`` that returned ``probe``, and
-        whether it was seen before under this name and source. A probe matching one on record
-        (the registry's, then ``elsewhere``: labels and probes that results folders keep) takes
-        its label; another gets a label of its own, remembered, lengthened while it is among
-        the registry's or ``elsewhere``'s, or ``in_use`` says so (a cache folder of the label
-        whose probe is not on record)."""
-        if not isinstance(probe, Probe):
-            probe = Probe(probe)
-        known, shown = self._read(), public_url(source)  # never a password: the file is shared
-        for label, entry in sorted(known.items()):
-            kept = Probe.from_record(entry.get("probe")) if isinstance(entry, dict) else None
-            if kept is not None and probe.matches(kept):
-                seen = (entry.get("model"), _public(entry.get("source"))) == (model, shown)
-                return label, seen
-        others = list(elsewhere)
-        for label, kept in others:
-            if probe.matches(kept):  # the registry was lost: the results folder remembers
-                known[label] = {"model": model, "source": shown, "probe": probe.to_record()}
-                self._write(known)
-                return label, True
-        used = {*known, *(label for label, _ in others)}
-        label = probe_label(probe.vectors)
-        while label in used or (in_use is not None and in_use(label)):  # never shared
-            label = label + "-" + hashlib.sha256(label.encode()).hexdigest()[:4]
-        known[label] = {"model": model, "source": shown, "probe": probe.to_record()}
-        self._write(known)
-        return label, False
+    def anchor(self, identity: ApiIdentity) -> Anchor | None:
+        """The anchor kept for ``identity`` (by its label, checked against what it declares)."""
+        return Anchor.from_record(self._read().get(identity.label), identity)
 
-    def probe(self, label: str) -> Probe | None:
-        """The probe the registry keeps for ``label``."""
-        entry = self._read().get(label)
-        return Probe.from_record(entry.get("probe")) if isinstance(entry, dict) else None
-
-    def _write(self, known: dict[str, Any]) -> None:
-        """Atomically (a temporary file renamed); a folder that cannot be written keeps
-        nothing, which only means the next run compares against nothing."""
+    def remember(self, identity: ApiIdentity, anchor: Anchor) -> None:
+        """Keep ``identity``'s anchor and drift (atomically: a temporary file renamed; a folder
+        that cannot be written keeps nothing, which only means the next run has no anchor)."""
+        known = self._read()
+        known[identity.label] = anchor.to_record(identity)
+        for entry in known.values():  # entries written before URLs were cleaned
+            if isinstance(entry, dict) and isinstance(entry.get("source"), str):
+                entry["source"] = public_url(entry["source"])
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".api-models-")
         except OSError:
             return
-        for entry in known.values():  # entries written before URLs were cleaned
-            if isinstance(entry, dict) and isinstance(entry.get("source"), str):
-                entry["source"] = public_url(entry["source"])
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(known, handle)
@@ -247,14 +360,18 @@ class ProbeRegistry:
         except OSError:
             Path(tmp).unlink(missing_ok=True)
 
-    def labels_of(self, model: str, source: str) -> list[str]:
-        """The labels remembered for models served as ``model`` at ``source``."""
-        return sorted(
-            label
-            for label, entry in self._read().items()
-            if isinstance(entry, dict)
-            and (entry.get("model"), _public(entry.get("source"))) == (model, public_url(source))
-        )
+    def earlier(self, identity: ApiIdentity) -> list[tuple[str, Probe]]:
+        """The labels and probes the layout before gave models served as ``identity``'s name at
+        its URL (``probe:...`` labels, chosen by the vectors)."""
+        out = []
+        for label, entry in sorted(self._read().items()):
+            if not (label.startswith("probe:") and isinstance(entry, dict)):
+                continue
+            said = (entry.get("model"), _public(entry.get("source")))
+            probe = Probe.from_record(entry.get("probe"))
+            if said == (identity.model, identity.source) and probe is not None:
+                out.append((label, probe))
+        return out
 
 
 def _public(source: object) -> object:

@@ -249,6 +249,7 @@ def weights_folder(
     weights: str | None,
     log: Callable[[str], None],
     experiment: str | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> Path:
     """Where the results of model ``name`` at ``revision`` go: ``model_dir`` of them (and below
     it ``experiments/<experiment>`` for another backend or dtype of the model); for local
@@ -257,7 +258,8 @@ def weights_folder(
     weights of the same name (``exp1/final`` then ``exp2/final``, or a retrained ``final``) is
     left alone and the run writes to ``<name>-<fingerprint>`` instead, so two models' scores
     never mix. ``source`` is where the model was loaded from (a folder written before
-    fingerprints were recorded is this model's when its meta names the same source)."""
+    fingerprints were recorded is this model's when its meta names the same source;
+    ``aliases``: other labels the same weights were known by, whose folders are theirs)."""
     out = model_dir(output_dir, name, revision)
 
     def inside(folder: Path) -> Path:
@@ -270,9 +272,10 @@ def weights_folder(
         owners = _owners(candidate, source, weights) | {
             _folder_weights(inside(candidate), source, weights)
         }
-        if owners <= {None, weights}:
+        if owners <= {None, weights, *aliases}:
             if candidate is alternative:
-                other = "another model served" if weights.startswith("probe:") else "other weights"
+                served = weights.startswith(("probe:", "api:"))
+                other = "another model served" if served else "other weights"
                 log(f"{out} holds results of {other} named {name}; this model's go to {candidate}")
             return inside(candidate)
     raise ChemtebError(  # a fingerprint-prefix collision: not seen, but never mix

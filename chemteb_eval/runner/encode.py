@@ -112,9 +112,10 @@ def cache_identity(encoder: Encoder, precision: str, weights: str | None = None)
     (``models.backends.cache_variant``). ``open_cache`` adds the versions of what computes the
     vectors."""
     meta = encoder.meta
+    api = weights is not None and weights.startswith("api:")  # the label holds its revision
     return {
         "model": meta.name,
-        "revision": meta.revision,
+        "revision": None if api else meta.revision,
         "source": meta.source,
         "variant": cache_variant(meta.framework, precision),
         # a text with no known word has no vector (an all-NaN row) for word-vector models only

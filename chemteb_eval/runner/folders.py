@@ -169,14 +169,17 @@ def results_folder(
     weights: str | None,
     log: Log,
     experiment: str | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> Path:
     """Where the model's results go (``results.model_folder.weights_folder``): the folder of
     its name and revision (and ``experiments/<experiment>`` below it for another backend or
-    dtype of the model); for local weights or an API model's probe, one that holds no other
-    weights' results (``<name>-<fingerprint>`` where the plain one does), so two models'
-    scores never mix."""
+    dtype of the model); for local weights or an API model's declared identity, one that holds
+    no other weights' results (``<name>-<fingerprint>`` where the plain one does), so two
+    models' scores never mix. ``aliases``: earlier labels of these weights (an API model's)."""
     name = results_name(meta)
-    return weights_folder(output_dir, name, meta.revision, meta.source, weights, log, experiment)
+    return weights_folder(
+        output_dir, name, meta.revision, meta.source, weights, log, experiment, aliases
+    )
 
 
 def variant_reports(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +21,27 @@ from chemteb_eval.errors import ChemtebError
 from chemteb_eval.models.backends import cache_variant, framework_of
 from chemteb_eval.models.base import Encoder, ModelMeta
 from chemteb_eval.models.fingerprint import model_fingerprint
+from chemteb_eval.models.identity import (
+    NOISE_FACTOR,
+    SAME_FLOOR,
+    Anchor,
+    ApiIdentity,
+    Probe,
+    ProbeGuard,
+    ProbeRegistry,
+    measure_probe,
+    within,
+)
 from chemteb_eval.models.spec import ModelSpec
 from chemteb_eval.results.io import experiment_name
+from chemteb_eval.results.model_folder import model_metas
 from chemteb_eval.tasks import Task
 
 from .folders import results_folder, writable
 from .inspect import quality_warning
-from .values import Log, Opened, Plan, Prepared, RunReport, cache_folder, tell
+from .values import ApiOpened, Log, Opened, Plan, Prepared, RunReport, cache_folder, tell
 
-__all__ = ["api_identity", "load", "local_weights", "open_model", "recorded_probes"]
+__all__ = ["api_identity", "load", "local_weights", "open_model", "recorded_anchors"]
 
 
 def load(
@@ -108,15 +122,19 @@ def open_model(prepared: Prepared) -> Opened:
             raise
     # an encoder passed in: a dtype its backend never computes in would label float32 vectors
     variant.check(model.meta.framework)
-    weights, probe = local_weights(model.meta), None
-    if weights is None:
-        weights, probe = api_identity(model, cache, log, output_dir)
+    if variant.revision is not None:  # the user's name for the model an API serves now
+        model.meta = replace(model.meta, revision=variant.revision)
+    api = api_identity(model, cache, log, output_dir)
+    weights = api.label if api is not None else local_weights(model.meta)
     kwargs = variant.experiment_kwargs(model.meta.framework)
     # another backend or dtype of the model: MTEB's experiments folder
     experiment = experiment_name(kwargs) if kwargs else None
-    out_dir = results_folder(output_dir, model.meta, weights, log, experiment)
+    aliases = api.aliases if api is not None else ()
+    out_dir = results_folder(output_dir, model.meta, weights, log, experiment, aliases)
     writable(out_dir, "--output-dir:", "pass a folder you can write to")
-    return Opened(model, out_dir, weights, probe)
+    if api is None:
+        return Opened(model, out_dir, weights)
+    return Opened(model, out_dir, weights, api.probe, api.guard)
 
 
 @contextmanager
@@ -161,63 +179,113 @@ def local_weights(meta: ModelMeta) -> str | None:
 
 def api_identity(
     encoder: Encoder, cache: Path | None, log: Log, results: Path | None = None
-) -> tuple[str | None, dict[str, Any] | None]:
-    """For a model behind an OpenAI-compatible API, whose name and URL prove nothing: the label
-    of the vectors it returns for fixed probe texts (``models.identity``), which keys its cache
-    and its results folder, so that another model served under the same name never shares
-    them, and the probe as ``model_meta.json`` keeps it. ``(None, None)`` for every other
-    backend.
+) -> ApiOpened | None:
+    """For a model behind an OpenAI-compatible API: what it is as declared (its URL without
+    credentials, its name, the user's ``--revision``: ``models.identity.ApiIdentity``), whose
+    label keys its cache and results folder, and the guard that stops the run where the vectors
+    it returns leave its anchor (the first probe of that identity, kept beside the cache and in
+    the results folder). ``None`` for every other backend.
 
-    The probe is matched against the registry beside the cache, then against the probes the
-    results folders under ``results`` keep (the registry lost: another machine, a new cache).
-    The first time a name and URL get a label, an embedding cache written before labels were
-    (keyed by the URL) becomes this label's: it was the model that answered then, as the old
-    key assumed; nothing is lost."""
+    The probe is asked at the start and checked against every anchor on record: the registry
+    beside the cache and the results folders under ``results`` that name this identity (the
+    registry lost: another machine, a new cache). The first time an identity is seen, a cache
+    of the layouts before (keyed by the URL, or by a label the vectors chose) is adopted when
+    exactly one of them is this model's; never by sort order."""
     meta = encoder.meta
     if meta.framework != framework_of("openai"):
-        return None, None
-    from chemteb_eval.models.identity import ProbeRegistry, measure_probe
-
+        return None
+    identity = ApiIdentity(meta.name, meta.source, meta.revision)
     registry = ProbeRegistry.beside(cache if cache is not None else cache_folder())
-    before = registry.labels_of(meta.name, meta.source)
-    probe = measure_probe(encoder)
-    variant = cache_variant(meta.framework, "float32")
-
-    def in_use(label: str) -> bool:  # a cache of this label whose probe is not on record
-        if cache is None:
-            return False
-        return EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)[
-            0
-        ].exists()
-
-    label, seen = registry.identify(
-        meta.name, meta.source, probe, elsewhere=recorded_probes(results), in_use=in_use
-    )
-    if not seen and before:
+    start = measure_probe(encoder)
+    kept = registry.anchor(identity)
+    anchors = [*([kept] if kept is not None else []), *recorded_anchors(results, identity)]
+    aliases: tuple[str, ...] = ()
+    if not anchors:
+        first = Anchor(start, date.today().isoformat())
+        anchor, aliases = _first_sight(identity, first, registry, cache, log, results)
+        anchors = [anchor]
+    for anchor in anchors:  # every record of this identity, or none: no order decides
+        ProbeGuard(encoder, identity, anchor, start).refuse(start, "at the start of this run")
+    guard = ProbeGuard(encoder, identity, anchors[0], start)
+    moved = guard.moved(start)
+    if moved > max(NOISE_FACTOR * start.noise, SAME_FLOOR):
         log(
-            f"{meta.name} at {public_url(meta.source)} returns other vectors than the model that answered "
-            f"under this name before ({', '.join(before)}): another model; its embeddings and "
-            f"results are kept apart, as {label}."
+            f"{identity.shown()}: its vectors moved {moved:.2g} (of a unit vector) since "
+            f"{guard.anchor.since}, within the {guard.limit:.2g} tolerated; cached and new "
+            "vectors may differ by about that."
         )
-    if not before and cache is not None:
-        old, ident = EmbeddingCache.path_for(cache, meta.name, None, meta.source, None, variant)
-        new, _ = EmbeddingCache.path_for(cache, meta.name, None, meta.source, label, variant)
-        EmbeddingCache.adopt(old, new, ident)  # nothing to move, or new exists: left as it is
-    return label, probe.to_record()
+    registry.remember(identity, replace(guard.anchor, drift=(*guard.anchor.drift, moved)))
+    record = {**guard.anchor.probe.to_record(), "since": guard.anchor.since}
+    return ApiOpened(identity.label, record, guard, aliases)
 
 
-def recorded_probes(results: Path | None) -> list[tuple[str, Any]]:
-    """The (label, probe) of every API model whose results folder under ``results`` keeps its
-    probe (``model_meta.json``'s ``weights`` and ``probe``); unreadable ones are left out."""
-    from chemteb_eval.models.identity import Probe
-    from chemteb_eval.results.model_folder import model_metas
+def _first_sight(
+    identity: ApiIdentity,
+    first: Anchor,
+    registry: ProbeRegistry,
+    cache: Path | None,
+    log: Log,
+    results: Path | None,
+) -> tuple[Anchor, tuple[str, ...]]:
+    """An identity seen for the first time: its anchor, and the labels of the layout before
+    (``probe:...``, chosen by the vectors) that were this model's. The one earlier label whose
+    probe this model's lies within the tolerance of is adopted (its cache moved to the new
+    label's, its results folder this model's); several are named in one line and none is
+    adopted. Without any, a cache keyed by the URL alone (before probes) becomes this
+    identity's: it was the model that answered then."""
+    variant = cache_variant(framework_of("openai"), "float32")
 
-    if results is None or not results.is_dir():
-        return []
+    def folder(fingerprint: str | None) -> tuple[Path, str]:
+        assert cache is not None
+        model, source = identity.model, identity.source
+        return EmbeddingCache.path_for(cache, model, None, source, fingerprint, variant)
+
+    earlier = [] if identity.revision else registry.earlier(identity)
+    earlier += [] if identity.revision else _recorded_labels(results, identity)
+    near = sorted({label for label, probe in earlier if within(probe, first.probe)})
+    if len(near) > 1:
+        log(
+            f"{identity.shown()}: {len(near)} earlier labels ({', '.join(near)}) match its "
+            "vectors; none is adopted (their caches and results stay where they are)."
+        )
+    elif near:
+        label = near[0]
+        if cache is not None:
+            EmbeddingCache.adopt(folder(label)[0], folder(identity.label)[0], label)
+        log(f"{identity.shown()}: the cache and results of {label} are this model's now.")
+        probe = next(p for name, p in earlier if name == label)
+        return replace(first, probe=probe, since="an earlier run"), (label,)
+    elif cache is not None and not earlier:
+        old, ident = folder(None)
+        EmbeddingCache.adopt(old, folder(identity.label)[0], ident)
+    return first, ()
+
+
+def recorded_anchors(results: Path | None, identity: ApiIdentity) -> list[Anchor]:
+    """The anchors the results folders under ``results`` keep for ``identity`` (their
+    ``model_meta.json`` names its label as ``weights`` and keeps its ``probe``)."""
     out = []
-    for meta in model_metas(results):
-        label = meta.get("weights")
-        probe = Probe.from_record(meta.get("probe"))
-        if isinstance(label, str) and label.startswith("probe:") and probe is not None:
-            out.append((label, probe))
+    for meta in _metas(results):
+        probe, record = Probe.from_record(meta.get("probe")), meta.get("probe")
+        if meta.get("weights") == identity.label and probe is not None:
+            since = record.get("since") if isinstance(record, dict) else None
+            ok = isinstance(since, str) and 0 < len(since) <= 40
+            out.append(Anchor(probe, str(since) if ok else "an earlier run"))
     return out
+
+
+def _recorded_labels(results: Path | None, identity: ApiIdentity) -> list[tuple[str, Probe]]:
+    """The (label, probe) of the layout before (``probe:...``) that results folders keep for
+    models served under ``identity``'s name at its URL."""
+    out = []
+    for meta in _metas(results):
+        label, probe = meta.get("weights"), Probe.from_record(meta.get("probe"))
+        said = (meta.get("name"), public_url(str(meta.get("source"))))
+        if isinstance(label, str) and label.startswith("probe:") and probe is not None:
+            if said == (identity.model, identity.source):
+                out.append((label, probe))
+    return out
+
+
+def _metas(results: Path | None) -> list[dict[str, Any]]:
+    return model_metas(results) if results is not None and results.is_dir() else []

@@ -112,6 +112,7 @@ def run(
     log: Log = print,
     variant: ModelVariant | None = None,
     hybrid: str | None = None,
+    revision: str | None = None,
 ) -> RunReport:
     """Evaluate a model on a benchmark (default PipChem), or on given tasks — scored by the
     benchmark's protocol (splits, main scores) when one is given too, else by their own.
@@ -128,6 +129,8 @@ def run(
             ranking and this lexical model's (``"bm25s"``), into ``experiments/`` too. A
             ``model`` naming BM25 itself (``bm25s``, ``mteb/baseline-bm25s``) scores the
             retrieval tasks with it (``lexical.run_lexical``).
+        revision: an API model's name for the model it serves now (its identity with the
+            model's name and ``api_base``: ``models.identity``).
         output_dir, batch_size, device, overwrite, cache_dir, use_cache, data_paths, beta,
             progress, log: how the run goes, as ``values.RunOptions`` describes each.
 
@@ -135,11 +138,11 @@ def run(
         A ``RunReport``.
     """
     started = time.perf_counter()
-    given = ModelVariant(backend, precision, api_base, dims, precisions, hybrid)
+    given = ModelVariant(backend, precision, api_base, dims, precisions, hybrid, revision)
     if variant is not None and given != ModelVariant():
         raise ValueError(
             "variant: pass the model's variant either as variant= or as its keywords "
-            "(precision, api_base, backend, dims, precisions, hybrid), not both."
+            "(precision, api_base, backend, dims, precisions, hybrid, revision), not both."
         )
     options = RunOptions(
         Path(output_dir), batch_size, device, overwrite, cache_dir, use_cache, data_paths, beta
@@ -159,7 +162,7 @@ def _lexical_variant(variant: ModelVariant) -> None:
     if replace(variant, backend=ModelVariant().backend) != ModelVariant():
         raise ValueError(
             "model: BM25 has no vectors to compute in a dtype, serve, cut or compress; drop "
-            "--dtype, --api-base, --dims and --precisions."
+            "--dtype, --api-base, --revision, --dims and --precisions."
         )
 
 
@@ -238,11 +241,14 @@ def execute(prepared: Prepared, started: float) -> RunReport:
         identities: dict[str, str] = {}
         loaded = _load_pending(prepared, report, identities)
     options = prepared.options
+    guard = opened.guard.check if opened.guard is not None else None
     engine = EmbeddingEngine(
-        opened.encoder, cache, batch_size=options.batch_size, progress=options.progress
+        opened.encoder, cache, batch_size=options.batch_size, progress=options.progress, guard=guard
     )
     try:
         prefetch(engine, opened.encoder, prepared.plan, loaded)
+        if opened.guard is not None and engine.stats.encoded:  # the last vectors, kept or not
+            opened.guard.check("after its last vectors were encoded")
         if main:
             _score(prepared, opened, engine, report, loaded, identities, folders)
     finally:

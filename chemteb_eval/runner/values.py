@@ -12,6 +12,7 @@ from typing import Any
 
 from chemteb_eval.data import cache_root
 from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder
+from chemteb_eval.models.identity import ProbeGuard
 from chemteb_eval.models.spec import ModelSpec
 from chemteb_eval.models.variant import ModelVariant
 from chemteb_eval.tasks import Benchmark, Task, eval_splits
@@ -111,8 +112,22 @@ class Opened:
     encoder: Encoder
     out_dir: Path
     weights: str | None
-    # an API model's probe as model_meta.json keeps it (``models.identity.Probe.to_record``)
+    # an API model's anchor probe as model_meta.json keeps it (``Probe.to_record``, ``since``)
     probe: dict[str, Any] | None = None
+    # an API model's guard: asked before each block is stored and after the last is encoded
+    guard: ProbeGuard | None = None
+
+
+@dataclass(frozen=True)
+class ApiOpened:
+    """What ``load.api_identity`` makes of a model behind an API: the label of its declared
+    identity, its anchor as ``model_meta.json`` keeps it, its guard, and the labels of the
+    layout before whose results folders are this model's (``aliases``)."""
+
+    label: str
+    probe: dict[str, Any]
+    guard: ProbeGuard
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass
