@@ -4,6 +4,7 @@ on the code before."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -308,3 +309,121 @@ def test_identity_over_time_blocks_cleared_before_a_switch_are_kept_and_no_later
     by_key = {text_key("", t): t for t in texts}
     kept = _cache(tmp_path).get(stored)
     assert np.array_equal(kept, np.asarray([model.vector(by_key[k], 0) for k in stored], "f4"))
+
+
+# -- 15: two machines with other CPUs sharing a cache folder --------------------------------------
+
+_AMX = frozenset(
+    "avx avx2 fma avx512f avx512bw avx512vl avx512dq avx512_vnni avx512_bf16 amx_tile amx_bf16 "
+    "amx_int8".split()
+)
+_AVX2 = frozenset("avx avx2 fma sse4_1".split())
+
+
+def test_processes_that_look_alike_a_cache_filled_on_one_cpu_is_never_served_on_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key held the library versions but not the kernel set torch and oneDNN pick: a cache
+    filled on one CPU was served bit for bit on another (84 of 110 MiniLM vectors differ)."""
+    from chemteb_eval.models import _kernels
+    from chemteb_eval.models.base import ModelMeta
+    from chemteb_eval.models.variant import ModelVariant
+    from chemteb_eval.runner.encode import open_cache
+
+    class Local:
+        meta = ModelMeta("m", "a" * 40, 1, 8, 8, "sentence-transformers", "src")
+
+    keys = _keys(10)
+    monkeypatch.setattr(_kernels, "_cpu_flags", lambda: _AVX2)
+    epyc = open_cache(tmp_path, Local(), ModelVariant(), None)  # type: ignore[arg-type]
+    assert epyc is not None and epyc.put(keys, _vectors(10))
+    assert json.loads(epyc.ident)[-1]["cpu-kernels"].startswith("avx2")
+    monkeypatch.setattr(_kernels, "_cpu_flags", lambda: _AMX)
+    with pytest.warns(UserWarning, match=r"1 older cache\(s\) of this model .* rm -r"):
+        xeon = open_cache(tmp_path, Local(), ModelVariant(), None)  # type: ignore[arg-type]
+    assert xeon is not None and xeon.path != epyc.path
+    assert json.loads(xeon.ident)[-1]["cpu-kernels"].startswith("avx512_core_amx")
+    assert xeon.missing(keys) == keys  # encoded anew on this CPU, never the other's bits
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")  # oneDNN capped: the AVX2 kernels
+    assert _kernels._isa(_AMX) == "avx2"
+
+
+def test_processes_that_look_alike_rank_says_when_results_come_from_two_kernel_sets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chemteb_eval.cli import main
+    from chemteb_eval.models._kernels import KERNELS
+    from chemteb_eval.results import software
+    from chemteb_eval.results.runs import read_runs
+    from chemteb_eval.tasks.custom import read_task_file
+
+    from .test_custom_tasks import write_pairs
+    from .test_identity import _score
+
+    assert software.KERNELS == KERNELS  # the results room names the entry without importing it
+    declared = read_task_file(write_pairs(tmp_path))
+    for name, kernels in (
+        ("org/a", "avx2; torch AVX2"),
+        ("org/b", "avx512_core_amx; torch AVX512"),
+    ):
+        report = _score(declared, tmp_path / "out", name=name, framework="sentence-transformers")
+        path = report.results_dir / "SynonymPairs.json"
+        data = json.loads(path.read_text())
+        assert KERNELS in data["software"]  # recorded with every result
+        (run,), _ = read_runs(report.results_dir)
+        assert run["software"][KERNELS] == data["software"][KERNELS]  # and in the run's record
+        data["software"][KERNELS] = kernels
+        path.write_text(json.dumps(data))
+    assert main(["rank", str(tmp_path / "out"), "-b", "Custom"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "computed on 2 kernel sets (CPU instruction sets or GPUs): avx2; torch AVX2 (org/a)" in err
+    )
+
+
+# -- 14: state that lives beside the data --------------------------------------------------------
+
+
+def test_state_beside_the_data_an_old_layout_cache_of_a_local_model_is_named_once(
+    tmp_path: Path,
+) -> None:
+    """A local model's cache of the layout before block files was never converted (the
+    versions changed its name), nor removed, nor mentioned."""
+    software = {"torch": "2.13.0", "cpu-kernels": "avx2"}
+    args = (tmp_path, "org/model", "a" * 40, "org/model")
+    before, _ = EmbeddingCache.path_for(*args, None, None)
+    before.with_suffix(".sqlite").write_bytes(b"SQLite format 3\0" + bytes(4000))
+    with pytest.warns(UserWarning, match=r"1 older cache\(s\) .*\(0\.0 MB.*\.sqlite'"):
+        cache = EmbeddingCache(*args, software=software)
+    other = EmbeddingCache(tmp_path, "org/other", "a" * 40, "org/other", software=software)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # another model's cache is not this one's to name
+        EmbeddingCache(tmp_path, "org/other", "a" * 40, "org/other", software=software)
+    assert cache.path != other.path and before.with_suffix(".sqlite").exists()  # never deleted
+
+
+# -- the CLI: repeated options -------------------------------------------------------------------
+
+
+def test_collisions_two_dash_t_options_run_both_tasks() -> None:
+    """``chemteb run -t A -t B`` silently ran only B: the second ``-t`` replaced the first."""
+    from chemteb_eval.cli import build_parser
+    from chemteb_eval.cli.run import _selected
+
+    args = build_parser().parse_args(
+        [
+            "run",
+            "-t",
+            "PipChemWikiRetrieval",
+            "-t",
+            "PipChemNameSMILESPC",
+            "PipChemWikiTopicClassification",
+        ]
+    )
+    chosen, _ = _selected(args)
+    assert chosen is not None
+    assert [t.name for t in chosen] == [
+        "PipChemWikiRetrieval",
+        "PipChemNameSMILESPC",
+        "PipChemWikiTopicClassification",
+    ]

@@ -36,6 +36,7 @@ __all__ = [
     "MAX_HEAD",
     "Block",
     "block_head",
+    "cache_of",
     "identity",
     "lock",
     "read_header",
@@ -124,6 +125,21 @@ def read_header(path: Path, serves: Set[str]) -> tuple[Block, list[str], bool] |
         keys = [text[a : b - 1] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
     block = Block(path, dim, at + 16 * count, seconds, ident, crc=(crc, whole))
     return block, keys, meta["replace"]
+
+
+def cache_of(path: Path) -> object:
+    """The identity a block file's header names (``cache``), unchecked; ``None`` where it
+    cannot be read (another cache's block is only named, never served)."""
+    try:
+        with open_regular(path) as file:
+            head = file.read(24)
+            size = int.from_bytes(head[16:], "little")
+            if head[:16] != MAGIC or not 0 < size <= MAX_HEAD:
+                return None
+            meta = json.loads(file.read(size))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return meta.get("cache") if isinstance(meta, dict) else None
 
 
 def block_head(cache: str, keys: list[str], dim: int, replace: bool) -> bytes:

@@ -10,7 +10,9 @@ write (a damaged vector's new one) wins over earlier ones. As SQLite BLOB rows t
 384 puts and gets ran at 0.04x np.save / 0.03x np.load here (WAL: every byte copied twice);
 blocks run at memory speed (``benchmarks/bench_cache.py``). A killed writer leaves its one part
 file, locked while it wrote; the next writer to open the cache deletes the part files whose lock
-is free. Caches of the layout before (``<model>-<digest>.sqlite``) are converted once.
+is free. A cache of the layout before (``<model>-<digest>.sqlite``) under this very key (an API
+model's: its key holds no versions) is converted once; a local model's older caches, made under
+other library versions or kernels, are named in one line with how to delete them (``_folder``).
 
 Each block names its cache: another model's block is refused, never served. Damage never ends a
 run in a traceback: a damaged block or vector (cut off, NaN, inf, all zeros, another width) is
@@ -45,7 +47,6 @@ from chemteb_eval.models.fingerprint import model_fingerprint
 from ._blocks import (
     LOCKS,
     MAX_DIM,
-    MAX_HEAD,
     Block,
     block_head,
     identity,
@@ -53,6 +54,7 @@ from ._blocks import (
     read_header,
     write_block,
 )
+from ._folder import adopted_from, damaged_cache, file_stat, private_names, say_stale
 from ._legacy import read_legacy
 
 __all__ = ["EmbeddingCache", "model_fingerprint", "sound_rows", "text_key"]
@@ -86,43 +88,6 @@ def sound_rows(
     nan = nan_rows & np.isnan(rows).all(axis=1)
     ok[odd] = np.where(np.isfinite(rows).all(axis=1), rows.any(axis=1), nan)
     return np.asarray(ok, dtype=bool)
-
-
-def _damaged(path: Path, exc: object) -> ChemtebError:
-    return ChemtebError(
-        f"embedding cache {path} is damaged or not a cache ({exc}); delete it (`rm -r '{path}'`) "
-        "and rerun, or run with --no-cache, or set CHEMTEB_CACHE to another folder."
-    )
-
-
-def _adopted(folder: Path) -> list[str]:
-    """The identities a cache folder was moved from (``adopted.json``; hostile content: none)."""
-    try:
-        with open_regular(folder / "adopted.json") as file:
-            names = json.loads(file.read(MAX_HEAD))
-    except (OSError, ValueError, RecursionError):
-        return []
-    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
-
-
-def _stat(path: Path) -> tuple[int, int, int] | None:
-    """A file's identity now (None: gone)."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return found.st_ino, found.st_size, found.st_mtime_ns
-
-
-def _private_names(folder: Path) -> tuple[Path, Path]:
-    """A writer's own ``.part`` file and the ``.new`` name it is created under: private by
-    construction, never by the process id alone (two runs that are each pid 1 in their own
-    container on one shared volume, two threads of one process, two ranks on two nodes): the
-    process id, the thread and 64 random bits, as a suffix the extension is appended to (a
-    ``with_suffix`` once replaced the random part, leaving the pid alone to tell writers
-    apart)."""
-    stem = f"{os.getpid()}.{threading.get_ident()}.{secrets.token_hex(8)}"
-    return folder / f"{stem}.part", folder / f"{stem}.new"
 
 
 class EmbeddingCache:
@@ -162,7 +127,7 @@ class EmbeddingCache:
         self._verified: set[int] = set()  # the blocks whose checksum a whole read confirmed
         self._lock = threading.RLock()  # the engine's writer thread puts while others read
         if self.path.exists() and not self.path.is_dir():
-            raise _damaged(self.path, "a file where the cache's folder should be")
+            raise damaged_cache(self.path, "a file where the cache's folder should be")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -177,13 +142,16 @@ class EmbeddingCache:
                     "run with --no-cache, or set CHEMTEB_CACHE to a folder you can write to."
                 ) from None
         self.read_only = not self._writable()
-        self._serves = {self.ident, *_adopted(self.path)}
+        self._serves = {self.ident, *adopted_from(self.path)}
         if self.read_only:
             msg = "is read-only: its vectors are used, new ones are kept for this run only."
             warnings.warn(f"embedding cache {self.path} {msg}", stacklevel=2)
         else:
             self._reclaim()
         self._convert_legacy()
+        if software:  # a local model's: what its earlier runs left beside it, said once
+            before, _ = self.path_for(root, model, revision, source, fingerprint, variant)
+            say_stale(self.path, self.ident, before)
 
     @staticmethod
     def path_for(
@@ -228,7 +196,7 @@ class EmbeddingCache:
             return False
         if old.is_dir():  # the identity goes in first: a kill before the move leaves both
             part = old / f"adopted.{secrets.token_hex(4)}.tmp"
-            part.write_text(json.dumps([*_adopted(old), old_ident]))
+            part.write_text(json.dumps([*adopted_from(old), old_ident]))
             os.replace(part, old / "adopted.json")
             os.replace(old, new)
             return True
@@ -279,7 +247,7 @@ class EmbeddingCache:
         damaged, reads = 0, list[tuple[Block, list[str], bool]]()
         for number, stem in sorted((int(s), s) for s in fresh if len(s) < 30):
             path = self.path / f"{stem}.block"
-            if stem in self._damaged and self._damaged[stem] == _stat(path):
+            if stem in self._damaged and self._damaged[stem] == file_stat(path):
                 continue  # the damaged file judged before, still there: said once
             try:
                 read = own[1:] if own and own[0] == number else read_header(path, self._serves)
@@ -320,7 +288,7 @@ class EmbeddingCache:
         if not self.read_only:
             with contextlib.suppress(OSError):
                 os.replace(path, path.with_suffix(".damaged"))
-        self._damaged[stem] = _stat(path)
+        self._damaged[stem] = file_stat(path)
 
     def _first(self, reads: list[tuple[Block, list[str], bool]]) -> None:
         """Index the blocks a fresh cache finds, none replacing: one dict built backwards, so a
@@ -415,7 +383,7 @@ class EmbeddingCache:
     ) -> bool:
         """Write a block to a part file of its own, then link it to the next free number."""
         head = block_head(self.ident, keys, matrix.shape[1], replace)
-        part, new = _private_names(self.path)
+        part, new = private_names(self.path)
         try:
             # a part file is locked from birth (renamed to .part once locked: the lock goes with
             # it) and through its link: an opener reclaims only a dead writer's
@@ -614,7 +582,7 @@ class EmbeddingCache:
         except ValueError as exc:
             if not old.exists():  # another process converted it meanwhile: its blocks are here
                 return
-            raise _damaged(old, exc) from None
+            raise damaged_cache(old, exc) from None
         with self._lock:
             self._refresh()
             for keys, matrix, costs in groups:

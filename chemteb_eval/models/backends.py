@@ -337,14 +337,19 @@ def cache_variant(framework: str, precision: str) -> str | None:
     return record.cache_variant if record is not None else _RETIRED_VARIANTS.get(framework)
 
 
-def vector_software(framework: str) -> dict[str, str]:
+def vector_software(framework: str, device: str | None = None) -> dict[str, str]:
     """The installed versions of what can move the vectors of ``framework`` (its backend
-    record's ``software``). Empty for an API (its server computes them) and for an encoder from
-    outside the table (what it runs is not known)."""
+    record's ``software``) and the kernel set that computes them on ``device`` (``KERNELS``:
+    another CPU's instruction set rounds otherwise). Empty for an API (its server computes
+    them) and for an encoder from outside the table (what it runs is not known)."""
     from chemteb_eval._env import installed_versions
 
+    from ._kernels import KERNELS, kernel_set
+
     record = _BY_FRAMEWORK.get(framework)
-    return installed_versions(record.software) if record is not None else {}
+    if record is None or not record.software:
+        return {}
+    return {**installed_versions(record.software), KERNELS: kernel_set(device)}
 
 
 def experiment_kwargs(framework: str, precision: str) -> dict[str, str]:

@@ -35,7 +35,11 @@ _OURS = (
     "numpy",
     "scipy",
     "scikit-learn",
+    "cpu-kernels",
 )
+# The entry naming the kernel set that computed the vectors (``models._kernels.KERNELS``: this
+# room may not import models; a test holds the two equal)
+KERNELS = "cpu-kernels"
 
 
 def software_of(extra: Mapping[str, Any]) -> dict[str, str]:
@@ -88,12 +92,17 @@ def software_notes(
         if len(versions) > _MOST_SHOWN:
             parts.append(f"{len(versions) - _MOST_SHOWN} other versions")
         concerned = frozenset(m for models in versions.values() for m in models)
-        notes.append(
-            (
-                f"results here were computed under {len(versions)} versions of {_shown(name)}: "
-                f"{'; '.join(parts)}. Scores a few 1e-6 apart may differ by the library, not the "
-                "model; rerun under one version to compare them exactly.",
-                concerned,
+        if name == KERNELS:
+            said = (
+                f"results here were computed on {len(versions)} kernel sets (CPU instruction "
+                f"sets or GPUs): {'; '.join(parts)}. Scores a few 1e-6 apart may differ by the "
+                "machine, not the model; rerun on one machine to compare them exactly."
             )
-        )
+        else:
+            said = (
+                f"results here were computed under {len(versions)} versions of {_shown(name)}: "
+                f"{'; '.join(parts)}. Scores a few 1e-6 apart may differ by the library, not "
+                "the model; rerun under one version to compare them exactly."
+            )
+        notes.append((said, concerned))
     return notes

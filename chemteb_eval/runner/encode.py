@@ -14,6 +14,7 @@ from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingCache, EmbeddingEngine
 from chemteb_eval.engine.cache import text_key
 from chemteb_eval.engine.encode import SPILL_ROWS
+from chemteb_eval.models._kernels import encoder_device
 from chemteb_eval.models.backends import cache_variant, vector_software
 from chemteb_eval.models.base import Encoder, Role
 from chemteb_eval.models.variant import ModelVariant
@@ -133,9 +134,11 @@ def open_cache(
     if folder is None:
         return None
     # the versions of what computes a local model's vectors (torch, transformers, tokenizers...:
-    # a new kernel may round otherwise) are part of the key: after an upgrade the vectors are
-    # computed anew, the old ones stay in their own folder; none for an API (its server computes)
-    software = vector_software(encoder.meta.framework)
+    # a new kernel may round otherwise) and the kernel set that runs them (another CPU's
+    # instruction set rounds otherwise: models._kernels) are part of the key: after an upgrade
+    # or on another CPU the vectors are computed anew, the old ones stay in their own folder
+    # (said in one line by the cache); none for an API (its server computes)
+    software = vector_software(encoder.meta.framework, encoder_device(encoder))
     return EmbeddingCache(
         folder, **cache_identity(encoder, variant.precision, weights), software=software
     )

@@ -20,6 +20,7 @@ from chemteb_eval import __version__
 from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingEngine
+from chemteb_eval.models._kernels import encoder_device
 from chemteb_eval.results.schema import ResultFile
 from chemteb_eval.scoring.compression import Compression
 from chemteb_eval.tasks import Task
@@ -193,7 +194,7 @@ def _result_files(
     costs, hits = engine.costs(keys)
     encode_seconds = sum(costs[k] / (owners or {}).get(k, 1) for k in keys)
     texts, cut, chemistry = _measured(encoder, task, data, bool(keys))
-    software = run_software(encoder.meta.framework)
+    software = run_software(encoder.meta.framework, encoder_device(encoder))
     out = {}
     for variant, one in scored.items():
         extra: dict[str, Any] = {

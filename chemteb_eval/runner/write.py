@@ -15,6 +15,7 @@ from typing import Any
 
 from chemteb_eval import __version__
 from chemteb_eval._env import SCORE_SOFTWARE, installed_versions
+from chemteb_eval.models._kernels import encoder_device
 from chemteb_eval.models.backends import vector_software
 from chemteb_eval.results.model_folder import write_model_meta
 from chemteb_eval.results.runs import append_run
@@ -82,11 +83,11 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def run_software(framework: str | None) -> dict[str, str]:
+def run_software(framework: str | None, device: str | None = None) -> dict[str, str]:
     """The installed versions of every library that can move a run's numbers: what computes its
-    model's vectors (``vector_software``: torch, transformers, tokenizers...) and what scores
-    them (numpy, SciPy, scikit-learn), sorted by name."""
-    found = vector_software(framework) if framework is not None else {}
+    model's vectors (``vector_software``: torch, transformers, tokenizers... and the kernel set
+    on ``device``) and what scores them (numpy, SciPy, scikit-learn), sorted by name."""
+    found = vector_software(framework, device) if framework is not None else {}
     found.update(installed_versions(SCORE_SOFTWARE))
     return dict(sorted(found.items()))
 
@@ -110,7 +111,12 @@ def _hardware() -> dict[str, Any]:
 
 
 def write_run_record(
-    out_dir: Path, plan: Plan, report: RunReport, settings: Mapping[str, Any], log: Log = print
+    out_dir: Path,
+    plan: Plan,
+    report: RunReport,
+    settings: Mapping[str, Any],
+    log: Log = print,
+    device: str | None = None,
 ) -> None:
     """Record the run: hardware, settings (batch size, precision, backend), encoding statistics
     and throughput (texts/s, tokens/s), per-task status and errors.
@@ -125,7 +131,7 @@ def write_run_record(
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "benchmark": plan.benchmark.name if plan.benchmark is not None else None,
         "hardware": _hardware(),
-        "software": run_software(settings.get("backend")),
+        "software": run_software(settings.get("backend"), device),
         "settings": dict(settings),
         "seconds": report.seconds,
         "encoding": report.encoding,
@@ -152,10 +158,11 @@ def write_records(
         "beta": options.beta,
         "requested_backend": prepared.requested,
     }
-    write_run_record(opened.out_dir, prepared.plan, report, settings, options.log)
+    device = encoder_device(opened.encoder)
+    write_run_record(opened.out_dir, prepared.plan, report, settings, options.log, device)
     for variant, (folder, its) in folders.items():
         its.encoding, its.seconds = report.encoding, report.seconds
         if folder.is_dir():  # the model's speed and hardware beside the variant's files
             more = {**settings, "compression": variant.kwargs()}
             plan = cached_plan(prepared.plan, its.task_types)
-            write_run_record(folder, plan, its, more, options.log)
+            write_run_record(folder, plan, its, more, options.log, device)
