@@ -42,7 +42,7 @@ def add_run(sub: Subparsers) -> None:
         metavar="NAME",
         help="openai: models: your name for the model the API serves now (e.g. a date or a "
         "version); with the model's name and --api-base, what the model is: its own cache and "
-        "results folder (docs/models.md#models-behind-an-api)",
+        "results folder (docs/custom_tasks.md#results-that-know-their-data)",
     )
     runner.add_argument(
         "-b",
