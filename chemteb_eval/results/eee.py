@@ -125,6 +125,7 @@ def _result(model: ModelResults, bench: Benchmark, task: Task) -> dict[str, Any]
     for extra in ("truncation", "storage", "encode_seconds"):
         if extra in file.extra:
             details[extra] = _text(file.extra[extra])
+    details |= _computed_by(file.extra)
     # the scores the leaderboard shows beside the main one (DETAIL_KEYS), read back by eee_read
     found = model.details.get(task.name, {})
     details |= {k: repr(float(found[k])) for k in DETAIL_KEYS[task.type] if k in found}
@@ -149,6 +150,25 @@ def _result(model: ModelResults, bench: Benchmark, task: Task) -> dict[str, Any]
         },
         "score_details": score_details,
     }
+
+
+def _computed_by(extra: Mapping[str, Any]) -> dict[str, str]:
+    """The result file's ``software`` (the library versions that computed it: ``rank``'s note
+    where they differ) and ``chemistry`` (how the tokenizer cut its chemical strings: ``rank
+    --diagnostics``) as ``details`` strings (JSON; EEE wants strings), which ``eee_read`` reads
+    back. Only what a reader would read of them: the versions ``software_of`` keeps, a
+    tokenization block (an object) or ``"unknown"`` (an API's)."""
+    from .diagnostics import UNKNOWN
+    from .software import software_of
+
+    out = {}
+    versions = software_of(extra)
+    if versions:
+        out["software"] = json.dumps(versions, sort_keys=True)
+    chemistry = extra.get("chemistry")
+    if isinstance(chemistry, dict) or chemistry == UNKNOWN:
+        out["chemistry"] = json.dumps(chemistry, sort_keys=True, allow_nan=False)
+    return out
 
 
 def _model_info(model: ModelResults) -> dict[str, Any]:

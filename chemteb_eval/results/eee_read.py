@@ -44,7 +44,7 @@ _OURS = "chemteb-eval"
 Samples = dict[str, list[tuple[str, dict[str, str]]]]  # task -> (sample_id, metadata), in order
 Sidecar = tuple[Path, Callable[[], Samples]]  # the file, and its samples read once when asked
 _INT_META = ("embedding_dim", "max_tokens", "n_parameters")
-_NOT_SCORES = ("main_score", "evaluation_time_seconds", "encode_seconds")
+_NOT_SCORES = ("main_score", "evaluation_time_seconds", "encode_seconds", "software", "chemistry")
 
 
 def record_files(root: Path) -> list[Path]:
@@ -223,8 +223,10 @@ def _meta(info: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _json(text: str) -> Any:
+    """A details string's JSON value; ``None`` for text that is none (or nests past the
+    recursion limit: ``parse_json``)."""
     try:
-        return json.loads(text)
+        return parse_json(text)
     except ValueError:
         return None
 
@@ -274,6 +276,7 @@ def _file(
     for key in ("truncation", "storage", "encode_seconds"):
         if key in details:
             extra[key] = _json(details[key])
+    extra |= _computed_by(details)
     items = None
     if sidecar is not None and len(splits) * len(subsets) == 1:
         said = results[0]["score_details"].get("uncertainty", {}).get("num_samples")
@@ -290,6 +293,21 @@ def _file(
         items=items,
         over=tuple(splits),
     )
+
+
+def _computed_by(details: Mapping[str, str]) -> dict[str, Any]:
+    """The ``software`` and ``chemistry`` records ``eee``'s export writes as JSON text, as a
+    result file holds them, where they are of their type (versions an object, a tokenization
+    block an object or ``"unknown"``); anything else is no record, as in a result file
+    (``software.software_of`` and ``diagnostics`` read their insides as untrusted)."""
+    out: dict[str, Any] = {}
+    software = _json(details.get("software", "null"))
+    if isinstance(software, dict):
+        out["software"] = software
+    chemistry = _json(details.get("chemistry", "null"))
+    if isinstance(chemistry, dict) or chemistry == "unknown":
+        out["chemistry"] = chemistry
+    return out
 
 
 def _task_items(

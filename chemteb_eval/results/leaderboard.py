@@ -299,7 +299,8 @@ def build_leaderboard(
         return board
     ranked = rank_models(models, bench)
     by_model = {m.model: m for m in models}
-    borda_rank = competition_ranks({r.model: float(r.borda) for r in ranked if r.complete})
+    # only a complete row has Borda points (ranking.rank_models)
+    borda_rank = competition_ranks({r.model: float(r.borda) for r in ranked if r.borda is not None})
     intervals = rank_uncertainty(models, bench)
     names = [t.name for t in tasks]
     for r in ranked:
@@ -406,7 +407,7 @@ def _overall_row(
     row: dict[str, Any] = {
         "Rank": r.rank,
         "Model": r.model,
-        "RRF": r.rrf if r.complete else None,
+        "RRF": r.rrf,  # None for an incomplete row, as its Borda (ranking.rank_models)
         "Borda rank": borda_rank.get(r.model),
         # How sure the rank is: its 95% interval over task resamples, and the models that
         # rank first often enough to be not separable from the top (docs/uncertainty.md).

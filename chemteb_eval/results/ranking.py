@@ -45,8 +45,10 @@ class RankedModel:
     revision_mismatches: int  # task files at another dataset revision than the registry's
     mean: float | None  # over every task score the model has
     ranks: Mapping[str, int]  # per task type, among the complete models
-    rrf: float
-    borda: int
+    # None for an incomplete model: fused over some types, or points over some tasks, it is no
+    # figure beside the complete models' (2 of 3 tasks showed Borda 2 against #1's 1)
+    rrf: float | None
+    borda: int | None
     rank: int | None  # None: the model lacks some of the benchmark's tasks
     type_coverage: Mapping[str, str] = dataclasses.field(default_factory=dict)  # "n/N" a type
 
@@ -70,8 +72,9 @@ def rank_models(models: list[ModelResults], bench: Benchmark) -> list[RankedMode
     (1 = best, ties share the lowest rank). RRF = sum over types of 1 / (k + rank) with the
     benchmark's k (10 if it has none). Borda: for every task, one point per model with a lower
     score. Complete models are ranked by RRF (``rrf`` benchmarks) or mean over tasks (``mean``);
-    incomplete ones get ``rank: None`` and come after, their type ranks showing where they would
-    stand among the complete models.
+    incomplete ones get ``rank: None``, no RRF and no Borda (``None``: over some of the tasks
+    they are no figure beside the complete models') and come after, their type ranks showing
+    where they would stand among the complete models.
 
     Returns:
         One ``RankedModel`` per model, best first.
@@ -104,8 +107,8 @@ def rank_models(models: list[ModelResults], bench: Benchmark) -> list[RankedMode
             model=m.model,
             means=means[i],
             ranks=type_ranks[i],
-            rrf=rrf[i],
-            borda=borda[i],
+            rrf=rrf[i] if complete[i] else None,
+            borda=borda[i] if complete[i] else None,
             rank=overall.get(i),
             complete=complete[i],
             coverage=f"{sum(x.name in m.scores for x in tasks)}/{len(tasks)}",

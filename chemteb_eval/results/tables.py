@@ -190,10 +190,10 @@ def ranking_table(
         if by_mean:
             mean = f" {'-':>7}" if r.mean is None or not r.complete else f" {r.mean:>7.4f}"
         share = f" {cut_cell((cut or {}).get(r.model)) or '-':>7}" if measured else ""
-        line = (
-            f"{rank:>4} {names[id(r)]:<{name_width}}{mean} {r.rrf:>6.3f} {r.borda:>6} {cells}"
-            f"{share}"
-        )
+        # an incomplete row has neither (ranking.rank_models): "-", as its rank and mean
+        rrf = "-" if r.rrf is None else f"{r.rrf:.3f}"
+        borda = "-" if r.borda is None else str(r.borda)
+        line = f"{rank:>4} {names[id(r)]:<{name_width}}{mean} {rrf:>6} {borda:>6} {cells}{share}"
         lines.append(line.rstrip() + note)
     if any(t not in r.means and _has_type(r, t) for r in rows for t in types):
         lines.append(

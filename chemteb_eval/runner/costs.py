@@ -17,11 +17,18 @@ import numpy as np
 from chemteb_eval.data.types import TaskData
 from chemteb_eval.models.base import Encoder, Role
 from chemteb_eval.results.frontier import UNKNOWN
-from chemteb_eval.scoring.compression import Compression, bytes_per_vector, compress
+from chemteb_eval.scoring.compression import (
+    Calibration,
+    Compression,
+    bytes_per_vector,
+    calibrate,
+    compress,
+)
+from chemteb_eval.scoring.retrieval import RowSource
 
 from .kinds import split_texts
 
-__all__ = ["CORPUS_CHUNK", "storage", "transform", "truncation", "variants"]
+__all__ = ["CORPUS_CHUNK", "CompressedRows", "storage", "transform", "truncation", "variants"]
 
 SIDES: Mapping[Role | None, str] = {None: "texts", "query": "queries", "document": "documents"}
 # Rows whose norms are all within this of 1: the model's vectors are unit vectors (its pipeline
@@ -114,26 +121,27 @@ def transform(
     *,
     chunk: int | None = None,
     renormalise: bool | None = None,
-) -> np.ndarray:
+) -> np.ndarray | CompressedRows:
     """One group's vectors as ``variant`` stores them; truncated unit vectors are renormalised
     (the model's similarity is on unit vectors), others sliced as they are: decided once for
     the group, on its first 4,096 rows, unless ``renormalise`` says. ``chunk``: the rows are
-    compressed ``chunk`` at a time into one float32 array (a retrieval corpus:
-    ``CORPUS_CHUNK``, calibrated as MTEB's encode calls are), so the copies made on the way
-    weigh one chunk's rows, not the corpus's."""
+    calibrated ``chunk`` at a time (a retrieval corpus: ``CORPUS_CHUNK``, as MTEB's encode
+    calls are) and made only when read (``CompressedRows``): the scorer reads them a chunk at
+    a time, so the variant weighs a chunk's rows, not the corpus's, however large it is."""
     if variant.full_vectors:  # the model's own (a hybrid fuses their ranking)
         return vectors
     if renormalise is None:
         renormalise = variant.dim is not None and _unit_rows(vectors)
-    if chunk is not None and len(vectors) > chunk:
-        dim = variant.dim or np.shape(vectors)[1]
-        out = np.empty((len(vectors), dim), np.float32)
-        for start in range(0, len(vectors), chunk):
-            part = vectors[start : start + chunk]
-            out[start : start + chunk] = transform(part, variant, renormalise=renormalise)
-        return out
+    if chunk is not None:
+        return CompressedRows(vectors, variant, chunk, renormalise)
     with np.errstate(over="ignore"):  # said below, in one line naming the variant
         out = compress(vectors, variant, renormalise=renormalise)
+    return _in_range(out, vectors, variant)
+
+
+def _in_range(out: np.ndarray, vectors: np.ndarray, variant: Compression) -> np.ndarray:
+    """``out``, the compressed ``vectors``; a half precision that overflowed a row with
+    numbers is refused in one line naming the variant."""
     if variant.precision in ("float16", "bfloat16"):
         finite = ~np.isnan(np.asarray(vectors)).any(axis=1)
         if np.isinf(out[finite]).any():
@@ -143,6 +151,68 @@ def transform(
                 "cannot store them (MTEB's CompressionWrapper would score inf)."
             )
     return out
+
+
+# rows compressed at a time once a chunk's calibration is known: every step after it is row by
+# row, so a read of 65,536 rows holds them and one such block on the way
+_BLOCK = 8_192
+
+
+class CompressedRows(RowSource):
+    """A group's vectors (a memory-mapped corpus) as ``variant`` stores them, calibrated
+    ``chunk`` rows at a time as ``transform`` of each chunk would be, each row made when it is
+    read: the same bits as the chunks' ``transform`` concatenated, never held whole. A chunk's
+    integer levels are calibrated on its first read (its rows once, then let go)."""
+
+    def __init__(
+        self, vectors: np.ndarray, variant: Compression, chunk: int, renormalise: bool
+    ) -> None:
+        self.vectors, self.variant, self.renormalise = vectors, variant, renormalise
+        self.calibrated_per = chunk
+        self.shape = (len(vectors), variant.dim or int(np.shape(vectors)[1]))
+        self.dtype = np.dtype(np.float32)
+        self._levels: dict[int, Calibration | None] = {}
+
+    def _calibration(self, part: int) -> Calibration | None:
+        if part not in self._levels:
+            start = part * self.calibrated_per
+            rows = self.vectors[start : start + self.calibrated_per]
+            self._levels[part] = calibrate(rows, self.variant, renormalise=self.renormalise)
+        return self._levels[part]
+
+    def _made(self, rows: np.ndarray, part: int) -> np.ndarray:
+        """Some rows of calibration chunk ``part``, compressed."""
+        with np.errstate(over="ignore"):
+            out = compress(
+                rows,
+                self.variant,
+                renormalise=self.renormalise,
+                calibration=self._calibration(part),
+            )
+        return _in_range(out, rows, self.variant)
+
+    def rows(self, index: slice | np.ndarray) -> np.ndarray:
+        if isinstance(index, slice):
+            positions = None
+            start, stop = index.start, index.stop
+        else:
+            positions = np.asarray(index, dtype=np.int64)
+            start, stop = 0, len(positions)
+        out = np.empty((stop - start, self.shape[1]), np.float32)
+        at = start
+        while at < stop:  # a block at a time, never across a calibration chunk's end
+            where = at if positions is None else int(positions[at])
+            part = where // self.calibrated_per
+            if positions is None:
+                end = min(stop, at + _BLOCK, (part + 1) * self.calibrated_per)
+                rows = self.vectors[at:end]
+            else:  # the next indices asked for while they stay in this chunk
+                other = positions[at : at + _BLOCK] // self.calibrated_per != part
+                end = at + (int(np.argmax(other)) if other.any() else len(other))
+                rows = self.vectors[positions[at:end]]
+            out[at - start : end - start] = self._made(rows, part)
+            at = end
+        return out
 
 
 def _unit_rows(vectors: np.ndarray) -> bool:

@@ -141,7 +141,9 @@ def _score_one(
         metrics, size = score_hybrid_split(split_data, emb, task)
         scored.lexical_bytes += size
         return metrics
-    vectors = {
+    # a retrieval corpus's variant: its rows made as the scorer reads them, a chunk at a time
+    # (costs.CompressedRows), never the whole corpus at once
+    vectors: dict[str, Any] = {
         g: transform(e, variant, chunk=CORPUS_CHUNK if g == "corpus" else None)
         for g, e in emb.items()
     }

@@ -19,14 +19,19 @@ from .ranked import RRF_K
 
 __all__ = [
     "PRECISIONS",
+    "Calibration",
     "Compression",
     "bytes_per_vector",
+    "calibrate",
     "check_dims",
     "check_precisions",
     "compress",
 ]
 
 FloatArray = NDArray[np.floating[Any]]
+# an integer precision's levels of one encode call: per dimension, its lowest value and the step
+# between levels (``calibrate``)
+Calibration = tuple[NDArray[np.float32], NDArray[np.float32]]
 
 # MTEB's OutputDType values we compute (its float8 levels need torch's float8 types; not here),
 # with the bits one component then takes in an index.
@@ -137,7 +142,13 @@ def check_precisions(precisions: object) -> tuple[str, ...]:
     return tuple(p for p in PRECISIONS if p in names)
 
 
-def compress(vectors: FloatArray, variant: Compression, *, renormalise: bool = False) -> FloatArray:
+def compress(
+    vectors: FloatArray,
+    variant: Compression,
+    *,
+    renormalise: bool = False,
+    calibration: Calibration | None = None,
+) -> FloatArray:
     """The vectors of one encode call as ``variant`` stores them, as float32 values the scorers
     read (MTEB also returns floats: "to avoid issues with downstream calculations").
 
@@ -151,13 +162,12 @@ def compress(vectors: FloatArray, variant: Compression, *, renormalise: bool = F
 
     Rows with NaN (a word model's text with no known word) stay NaN and take no part in the
     calibration. One deviation from MTEB: a dimension constant over the call (max = min) gives
-    MTEB 0/0 = NaN; here its lowest level (``-2**(bits-1)`` for signed, 0 for unsigned)."""
-    out = np.asarray(vectors, dtype=np.float32)
-    if variant.dim is not None:
-        out = out[:, : variant.dim]
-        if renormalise:
-            norms = np.linalg.norm(out, axis=1, keepdims=True)
-            out = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+    MTEB 0/0 = NaN; here its lowest level (``-2**(bits-1)`` for signed, 0 for unsigned).
+
+    ``calibration``: the call's levels (``calibrate``) where ``vectors`` are some of its rows:
+    every step after the calibration is row by row, so rows compressed apart are the call's to
+    the bit (a corpus compressed a chunk at a time, ``runner.costs``)."""
+    out = _cut(vectors, variant, renormalise)
     precision = variant.precision
     if precision == "float32":
         return np.array(out, dtype=np.float32)  # a copy: the caller's rows stay its own
@@ -167,7 +177,29 @@ def compress(vectors: FloatArray, variant: Compression, *, renormalise: bool = F
         return _bfloat16(out)
     if precision == "binary":
         return np.where(np.isnan(out), np.nan, np.where(out > 0, 1.0, 0.0)).astype(np.float32)
-    return _integers(out, _INTEGER[precision], signed=not precision.startswith("u"))
+    bits = _INTEGER[precision]
+    levels = calibration if calibration is not None else _calibration(out, bits)
+    return _integers(out, bits, levels, signed=not precision.startswith("u"))
+
+
+def calibrate(
+    vectors: FloatArray, variant: Compression, *, renormalise: bool = False
+) -> Calibration | None:
+    """The integer levels ``compress`` calibrates on one encode call's ``vectors`` (``None``: a
+    precision without levels, or no row with numbers, which ``compress`` returns as they are)."""
+    bits = _INTEGER.get(variant.precision)
+    return None if bits is None else _calibration(_cut(vectors, variant, renormalise), bits)
+
+
+def _cut(vectors: FloatArray, variant: Compression, renormalise: bool) -> NDArray[np.float32]:
+    """The vectors as float32, their first ``dim`` components (each row renormalised)."""
+    out = np.asarray(vectors, dtype=np.float32)
+    if variant.dim is not None:
+        out = out[:, : variant.dim]
+        if renormalise:
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            out = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+    return out
 
 
 def _bfloat16(values: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -179,18 +211,29 @@ def _bfloat16(values: NDArray[np.float32]) -> NDArray[np.float32]:
     return np.where(np.isnan(values), np.float32(np.nan), out).astype(np.float32)
 
 
-def _integers(values: NDArray[np.float32], bits: int, *, signed: bool) -> NDArray[np.float32]:
-    """MTEB's integer levels: ``floor((x - min) / ((max - min) / (2**bits - 1))) - shift``,
-    every step in float32 as torch computes it."""
+def _calibration(values: NDArray[np.float32], bits: int) -> Calibration | None:
+    """MTEB's calibration: per dimension, the min over the rows with numbers and the step
+    ``(max - min) / (2**bits - 1)``, in float32 as torch computes it; ``None`` without such a
+    row."""
     finite = values[~np.isnan(values).any(axis=1)] if values.size else values
     if len(finite) == 0:
-        return np.array(values, dtype=np.float32)
+        return None
     mins = finite.min(axis=0)
-    steps = (finite.max(axis=0) - mins) / np.float32(2**bits - 1)
+    return mins, (finite.max(axis=0) - mins) / np.float32(2**bits - 1)
+
+
+def _integers(
+    values: NDArray[np.float32], bits: int, levels: Calibration | None, *, signed: bool
+) -> NDArray[np.float32]:
+    """MTEB's integer levels: ``floor((x - min) / ((max - min) / (2**bits - 1))) - shift``,
+    every step in float32 as torch computes it (``levels``: the call's min and step)."""
+    if levels is None:
+        return np.array(values, dtype=np.float32)
+    mins, steps = levels
     shift = np.float32(2 ** (bits - 1) if signed else 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        levels = np.floor((values - mins) / steps)
-    levels = np.where(steps > 0, levels, np.float32(0))  # a constant dimension: see compress
-    out: NDArray[np.float32] = (levels - shift).astype(np.float32)
+        found = np.floor((values - mins) / steps)
+    found = np.where(steps > 0, found, np.float32(0))  # a constant dimension: see compress
+    out: NDArray[np.float32] = (found - shift).astype(np.float32)
     out[np.isnan(values)] = np.nan
     return out

@@ -26,6 +26,7 @@ from ._validation import (
 __all__ = [
     "DEFAULT_CORPUS_CHUNK",
     "DEFAULT_K_VALUES",
+    "RowSource",
     "rank_corpus",
     "score_retrieval",
     "trec_metrics",
@@ -71,6 +72,34 @@ def _as_grade(qid: str, did: str, grade: Any) -> int:
     return int(value)
 
 
+class RowSource:
+    """A matrix whose rows are made when read (a compressed corpus: ``runner.costs``), which
+    ``score_retrieval`` and ``rank_corpus`` read a chunk at a time and never hold whole. A
+    subclass sets ``shape`` and ``dtype`` (float32 or float64) and gives ``rows``: the rows of
+    a slice or of an array of row indices (the same bits however asked for)."""
+
+    shape: tuple[int, int]
+    dtype: np.dtype[Any]
+
+    def rows(self, index: slice | NDArray[np.int64]) -> NDArray[Any]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index: Any) -> NDArray[Any]:
+        if not isinstance(index, slice):
+            return self.rows(np.asarray(index, dtype=np.int64))
+        start, stop, step = index.indices(len(self))
+        if step != 1:
+            raise IndexError("a RowSource reads slices of step 1")
+        return self.rows(slice(start, max(start, stop)))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
+        whole = self.rows(slice(0, len(self)))  # every row at once: not for a large corpus
+        return whole if dtype is None else whole.astype(dtype)
+
+
 # Documents scored at a time per query chunk: 256 queries x 65,536 documents is 64 MiB of
 # float32 similarities, so memory stays bounded however large the corpus (a 5M-document corpus is
 # ranked in 77 passes; see benchmarks/bench_retrieval_scale.py).
@@ -108,8 +137,8 @@ def rank_corpus(
     does; on ties we keep trec_eval's rule at every step, where MTEB's pick of tied documents at
     a chunk's boundary and its duplicates' scores depend on row positions.
 
-    ``corpus`` may be a memory-mapped array: only one chunk of it is read into memory at a time,
-    once.
+    ``corpus`` may be a memory-mapped array or a ``RowSource``: only one chunk of it is read
+    into memory at a time, once (and once more to find identical rows).
     """
     chunk_size = check_positive_int("chunk_size", chunk_size)
     corpus_chunk_size = check_positive_int("corpus_chunk_size", corpus_chunk_size)
@@ -334,7 +363,8 @@ def score_retrieval(
 
     Args:
         query_embeddings: (n_queries, d) query embeddings.
-        corpus_embeddings: (n_docs, d) document embeddings.
+        corpus_embeddings: (n_docs, d) document embeddings, or a ``RowSource`` (read a
+            chunk at a time: a compressed corpus is never made whole).
         query_ids: one id per query row (compared as strings).
         corpus_ids: one id per document row (compared as strings).
         qrels: ``{query_id: {doc_id: grade}}``; grades are non-negative integers, > 0 relevant.
@@ -361,8 +391,7 @@ def score_retrieval(
     if no_relevant not in ("skip", "zero"):
         raise ValueError(f"no_relevant: 'skip' or 'zero', got {no_relevant!r}.")
     q_emb = as_embeddings("query_embeddings", query_embeddings)
-    c_emb = as_embeddings("corpus_embeddings", corpus_embeddings, dim=q_emb.shape[1])
-    check_zero_rows(zero_rows, query_embeddings=q_emb, corpus_embeddings=c_emb)
+    c_emb = _checked_corpus(corpus_embeddings, q_emb, zero_rows)
     qids = _as_ids("query_ids", query_ids, len(q_emb), "query_embeddings")
     dids = _as_ids("corpus_ids", corpus_ids, len(c_emb), "corpus_embeddings")
     k_values = _as_k_values(k_values)
@@ -396,6 +425,40 @@ def score_retrieval(
     if return_items:  # every metric of every scored query (unrounded)
         result["items"] = {"query_ids": np.asarray(scored), **per_query}
     return result
+
+
+def _checked_corpus(corpus: Any, q_emb: FloatArray, zero_rows: str) -> Any:
+    """The corpus checked and returned as ``as_embeddings`` and ``check_zero_rows`` do it; a
+    ``RowSource`` a chunk at a time (its rows are made when ranked, never all at once)."""
+    if not isinstance(corpus, RowSource):
+        c_emb = as_embeddings("corpus_embeddings", corpus, dim=q_emb.shape[1])
+        check_zero_rows(zero_rows, query_embeddings=q_emb, corpus_embeddings=c_emb)
+        return c_emb
+    check_zero_rows(zero_rows)
+    if len(corpus) == 0 or corpus.shape[1] != q_emb.shape[1]:
+        raise ValueError(
+            f"corpus_embeddings: shape {corpus.shape}; expected rows of {q_emb.shape[1]} "
+            "dimensions like the other embeddings."
+        )
+    bad, zero = [], []
+    for start in range(0, len(corpus), DEFAULT_CORPUS_CHUNK):
+        block = corpus[start : start + DEFAULT_CORPUS_CHUNK]
+        bad += (np.flatnonzero(~np.isfinite(block).all(axis=1)) + start).tolist()
+        zero += (np.flatnonzero(~np.any(block != 0, axis=1)) + start).tolist()
+    if bad:
+        raise ValueError(
+            f"corpus_embeddings: {len(bad)} row(s) contain NaN or inf, first at row {bad[0]}; "
+            "check the encoder's output for these inputs."
+        )
+    check_zero_rows(zero_rows, query_embeddings=q_emb)
+    if zero and zero_rows == "error":
+        raise ValueError(
+            f"corpus_embeddings: {len(zero)} row(s) are all zeros (first at row {zero[0]}); "
+            "cosine similarity is undefined for them. Check the encoder (empty texts?) before "
+            "scoring."
+        )
+    # as same_precision: other precisions than the queries' are compared in float64 (whole)
+    return corpus if corpus.dtype == q_emb.dtype else np.asarray(corpus, dtype=np.float64)
 
 
 def _as_k_values(k_values: Any) -> list[int]:
