@@ -54,9 +54,10 @@ def test_hand_checked_ranks_rrf_and_borda(tmp_path: Path) -> None:
     assert by["org/a"]["ranks"]["Retrieval"] == 2 and by["org/b"]["ranks"]["Retrieval"] == 1
     assert by["org/a"]["rrf"] == pytest.approx(4 / 11 + 1 / 12)
     assert by["org/c"]["coverage"] == "3/7" and not by["org/c"]["complete"]
-    # Borda, a point per beaten model per task: on c's 3 tasks a beats b (3) and c beats both
-    # (6); on 3 more a beats b (3); on retrieval b beats a (1).
-    assert (by["org/a"]["borda"], by["org/b"]["borda"], by["org/c"]["borda"]) == (6, 1, 6)
+    # Borda, a point per beaten model per task: on c's 3 tasks a beats b (3) (c beats both,
+    # but c, incomplete, has no Borda: points over 3 of 7 tasks are no figure beside a's and
+    # b's); on 3 more a beats b (3); on retrieval b beats a (1).
+    assert (by["org/a"]["borda"], by["org/b"]["borda"], by["org/c"]["borda"]) == (6, 1, None)
 
 
 def test_ties_share_the_lowest_rank(tmp_path: Path) -> None:
