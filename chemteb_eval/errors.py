@@ -8,6 +8,7 @@ The tree (``tests/test_errors_tree.py`` holds it to the classes)::
     ├── MissingDataError                   a task's data is not here (a restricted set's copy)
     ├── HubUnavailableError                the Hub cannot be used now (offline or unreachable)
     │                                      and what was asked for is not cached
+    ├── ProbeMoved                         models.identity: an API model's vectors left its anchor
     ├── TaskFileError (ValueError)         tasks.custom: a task file that cannot be used
     └── CustomDataError (ValueError)       data.custom: a task file's data files
 

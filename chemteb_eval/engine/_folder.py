@@ -9,6 +9,7 @@ import os
 import secrets
 import threading
 import warnings
+from collections.abc import Callable
 from glob import escape as glob_escape
 from pathlib import Path
 
@@ -68,20 +69,23 @@ def _size(path: Path) -> int:
         return 0
 
 
-def stale_beside(path: Path, ident: str, before: Path) -> list[Path]:
+def stale_beside(
+    path: Path, ident: str, before: Path, first: Callable[[Path], Path | None]
+) -> list[Path]:
     """The caches of this very model (name, revision, weights, variant: the first four parts of
     the identity ``ident`` of the cache at ``path``) that lie beside it, never to be read by it:
     made under other library versions or another kernel set (the key holds both), or before the
     key held them (``before``: a block folder, or the SQLite layout before blocks, which is not
-    converted: its vectors were computed under versions it did not record)."""
+    converted: its vectors were computed under versions it did not record). ``first``: a
+    cache folder's first block file (``cache.py`` names them)."""
     stale = [p for p in (before, before.with_suffix(".sqlite")) if p.exists()]
     ours = json.loads(ident)
     prefix = path.name[: -len(".vectors")].rsplit("-", 1)[0]
     for folder in sorted(path.parent.glob(f"{glob_escape(prefix)}-*.vectors")):
         if folder in (path, before):
             continue
-        first = next(iter(sorted(folder.glob("*.block"))), None)
-        theirs = cache_of(first) if first is not None else None
+        block = first(folder)
+        theirs = cache_of(block) if block is not None else None
         try:
             named = json.loads(theirs) if isinstance(theirs, str) else None
         except (ValueError, RecursionError):
@@ -91,10 +95,10 @@ def stale_beside(path: Path, ident: str, before: Path) -> list[Path]:
     return stale
 
 
-def say_stale(path: Path, ident: str, before: Path) -> None:
+def say_stale(path: Path, ident: str, before: Path, first: Callable[[Path], Path | None]) -> None:
     """One warning naming the older caches of the model beside ``path`` and how to delete them
     (``stale_beside``); nothing where there are none."""
-    stale = stale_beside(path, ident, before)
+    stale = stale_beside(path, ident, before, first)
     if stale:
         size = sum(_size(p) for p in stale) / 1e6
         listed = " ".join(f"'{p}'" for p in stale)

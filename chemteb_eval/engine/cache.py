@@ -90,6 +90,10 @@ def sound_rows(
     return np.asarray(ok, dtype=bool)
 
 
+def _first_block(folder: Path) -> Path | None:
+    return min(folder.glob("*.block"), default=None)
+
+
 class EmbeddingCache:
     """Embeddings of one model on disk: ``root/<model>-<digest>.vectors/``.
 
@@ -151,7 +155,7 @@ class EmbeddingCache:
         self._convert_legacy()
         if software:  # a local model's: what its earlier runs left beside it, said once
             before, _ = self.path_for(root, model, revision, source, fingerprint, variant)
-            say_stale(self.path, self.ident, before)
+            say_stale(self.path, self.ident, before, _first_block)
 
     @staticmethod
     def path_for(

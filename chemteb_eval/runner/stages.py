@@ -126,16 +126,13 @@ def run(
             runs; ``dims``/``precisions``: also score its vectors cut and compressed, into
             MTEB's ``experiments/<name>/`` folders), or all of them as one ``variant``.
         hybrid: also score each retrieval task as the reciprocal-rank fusion of the model's
-            ranking and this lexical model's (``"bm25s"``), into ``experiments/`` too. A
-            ``model`` naming BM25 itself (``bm25s``, ``mteb/baseline-bm25s``) scores the
-            retrieval tasks with it (``lexical.run_lexical``).
-        revision: an API model's name for the model it serves now (its identity with the
-            model's name and ``api_base``: ``models.identity``).
+            ranking and this lexical model's (``"bm25s"``), into ``experiments/`` too; a
+            ``model`` naming BM25 (``bm25s``) scores the retrieval tasks with it.
+        revision: an API model's name for the model it serves now (``models.identity``).
         output_dir, batch_size, device, overwrite, cache_dir, use_cache, data_paths, beta,
             progress, log: how the run goes, as ``values.RunOptions`` describes each.
 
-    Returns:
-        A ``RunReport``.
+    Returns a ``RunReport``.
     """
     started = time.perf_counter()
     given = ModelVariant(backend, precision, api_base, dims, precisions, hybrid, revision)
