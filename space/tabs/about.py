@@ -29,7 +29,8 @@ type. **ChemTEB(paper)** fuses those ranks by **Reciprocal Rank Fusion**: RRF = 
 **ChemTEB(v1.1)** rank by the mean over tasks, as MTEB's leaderboard does; RRF is still shown.
 **Borda** counts, over all tasks, the models each model beats (its rank among complete models is
 *Borda rank*). Models without every task of a benchmark are marked ⚠ and listed after the
-ranked models, without a rank: their means cover fewer tasks and are not comparable.
+ranked models, without a rank, an RRF or Borda points: their figures cover fewer tasks and
+are not comparable.
 
 ### How sure is a rank?
 *Rank 95%* is the range of ranks a model takes in 95% of 1,000 resamples of the benchmark's tasks
