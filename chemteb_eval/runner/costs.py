@@ -194,7 +194,7 @@ class CompressedRows(RowSource):
     def rows(self, index: slice | np.ndarray) -> np.ndarray:
         if isinstance(index, slice):
             positions = None
-            start, stop = index.start, index.stop
+            start, stop, _ = index.indices(self.shape[0])
         else:
             positions = np.asarray(index, dtype=np.int64)
             start, stop = 0, len(positions)
