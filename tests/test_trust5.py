@@ -281,11 +281,11 @@ def test_identity_over_time_a_server_that_changes_model_mid_run_stores_nothing_o
     assert again.statuses == {"SaltPairs": "done"} and _main_score(again) == clean
 
 
-def test_identity_over_time_blocks_cleared_before_a_switch_are_kept_and_no_later_one(
+def test_identity_over_time_calls_cleared_before_a_switch_are_kept_and_no_later_one(
     tmp_path: Path,
 ) -> None:
-    """The engine asks the guard before each block it stores: the blocks of the model are kept,
-    the block whose calls the other model answered never is."""
+    """Every call of a watched API model is checked before its vectors are used: the blocks of
+    the model are kept, the call the other model answered never is (within a block too)."""
     from chemteb_eval.engine import EmbeddingEngine
     from chemteb_eval.models.identity import (
         Anchor,
@@ -295,17 +295,17 @@ def test_identity_over_time_blocks_cleared_before_a_switch_are_kept_and_no_later
         measure_probe,
     )
 
-    model = _Api(switch_after=3 + 40)  # 3 probe calls, 2 blocks of 512 texts in 16-text calls
+    # 3 probe calls, then each 16-text call and its check: one block of 512 texts, then 5 calls
+    model = _Api(switch_after=3 + 2 * (32 + 5))
     start = measure_probe(model)
     guard = ProbeGuard(model, ApiIdentity("served", "http://h/v1"), Anchor(start, "today"), start)
-    cache = _cache(tmp_path)
-    engine = EmbeddingEngine(model, cache, batch_size=16, progress=False, guard=guard.check)
+    engine = EmbeddingEngine(guard.watch(model), _cache(tmp_path), batch_size=16, progress=False)
     texts = [f"text {i}" for i in range(2_000)]
-    with pytest.raises(ProbeMoved):
+    with pytest.raises(ProbeMoved, match="after a call"):
         engine.prefetch(("", t) for t in texts)
     engine.close()
     stored = list(_cache(tmp_path).keys())
-    assert len(stored) == 512  # the first block; the second's later calls were the other model
+    assert len(stored) == 512 + 5 * 16  # the first block, and the 5 calls cleared in the next
     by_key = {text_key("", t): t for t in texts}
     kept = _cache(tmp_path).get(stored)
     assert np.array_equal(kept, np.asarray([model.vector(by_key[k], 0) for k in stored], "f4"))
@@ -339,7 +339,7 @@ def test_processes_that_look_alike_a_cache_filled_on_one_cpu_is_never_served_on_
     assert epyc is not None and epyc.put(keys, _vectors(10))
     assert json.loads(epyc.ident)[-1]["cpu-kernels"].startswith("avx2")
     monkeypatch.setattr(_kernels, "_cpu_flags", lambda: _AMX)
-    with pytest.warns(UserWarning, match=r"1 older cache\(s\) of this model .* rm -r"):
+    with pytest.warns(UserWarning, match=r"1 other cache\(s\) of this model .* rm -r"):
         xeon = open_cache(tmp_path, Local(), ModelVariant(), None)  # type: ignore[arg-type]
     assert xeon is not None and xeon.path != epyc.path
     assert json.loads(xeon.ident)[-1]["cpu-kernels"].startswith("avx512_core_amx")
@@ -393,7 +393,7 @@ def test_state_beside_the_data_an_old_layout_cache_of_a_local_model_is_named_onc
     args = (tmp_path, "org/model", "a" * 40, "org/model")
     before, _ = EmbeddingCache.path_for(*args, None, None)
     before.with_suffix(".sqlite").write_bytes(b"SQLite format 3\0" + bytes(4000))
-    with pytest.warns(UserWarning, match=r"1 older cache\(s\) .*\(0\.0 MB.*\.sqlite'"):
+    with pytest.warns(UserWarning, match=r"1 other cache\(s\) .*\(0\.0 MB.*\.sqlite'"):
         cache = EmbeddingCache(*args, software=software)
     other = EmbeddingCache(tmp_path, "org/other", "a" * 40, "org/other", software=software)
     with warnings.catch_warnings():

@@ -18,6 +18,9 @@ from chemteb_eval.errors import ChemtebError
 
 from ._blocks import MAX_HEAD, cache_of
 
+# What the one line names at most (a folder of 20,000 siblings made it a megabyte long)
+_MOST_LISTED, _MOST_SIZED = 3, 100
+
 __all__ = ["adopted_from", "damaged_cache", "file_stat", "private_names", "say_stale"]
 
 
@@ -100,12 +103,13 @@ def say_stale(path: Path, ident: str, before: Path, first: Callable[[Path], Path
     (``stale_beside``); nothing where there are none."""
     stale = stale_beside(path, ident, before, first)
     if stale:
-        size = sum(_size(p) for p in stale) / 1e6
-        listed = " ".join(f"'{p}'" for p in stale)
+        size = sum(_size(p) for p in stale[:_MOST_SIZED]) / 1e6
+        listed = " ".join(f"'{p}'" for p in stale[:_MOST_LISTED])
+        more = f" and {len(stale) - _MOST_LISTED} more" if len(stale) > _MOST_LISTED else ""
         warnings.warn(
-            f"embedding cache {path}: {len(stale)} older cache(s) of this model beside it "
-            f"({size:,.1f} MB, made under other library versions or another CPU's kernels, or "
-            f"before either was part of the key) are never read again; delete them: rm -r "
-            f"{listed}",
+            f"embedding cache {path}: {len(stale)} other cache(s) of this model beside it "
+            f"({size:,.1f} MB) were made under other library versions, another machine's "
+            "kernels, or before either was part of the key; this run does not read them. Where "
+            f"no environment or machine of yours still uses one, delete it: rm -r {listed}{more}",
             stacklevel=4,
         )

@@ -15,10 +15,22 @@ from numpy.typing import NDArray
 
 from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, check_batch_size
 
+from ._batches import (
+    MAX_ROWS_PER_CALL,
+    MIN_CALL_TOKENS,
+    TOKENS_PER_CALL,
+    call_rows,
+    equal_length_batches,
+    rows_per_call,
+    token_budget_batches,
+)
 from .cache import EmbeddingCache, text_key
 from .distributed import distributed_state, finish, gather_to_main
 
 __all__ = [
+    "MAX_ROWS_PER_CALL",
+    "MIN_CALL_TOKENS",
+    "TOKENS_PER_CALL",
     "EmbeddingEngine",
     "EncodeStats",
     "call_rows",
@@ -27,81 +39,11 @@ __all__ = [
     "token_budget_batches",
 ]
 
-# A token-budget batch holds at most this many times batch_size texts (short names): beyond it
-# a CPU forward pass gains nothing and memory grows.
-_MAX_BATCH_FACTOR = 16
-
-
 # A group of texts over SPILL_ROWS (a large retrieval corpus) is gathered into a disk-backed
 # array SPILL_BLOCK vectors at a time (``embed_to_file``): 65,536 x 384 float32 is 96 MiB, where
 # 5M documents would be 7.3 GiB in memory at once.
 SPILL_ROWS = 200_000
 SPILL_BLOCK = 65_536
-
-
-def token_budget_batches(lengths: list[int], batch_size: int) -> list[range]:
-    """The engine's batches before issue 35, kept as ``benchmarks/bench_batching.py``'s same-run
-    baseline (the engine now batches by ``equal_length_batches``).
-
-    Split texts sorted longest first into batches of at most ``batch_size x median length``
-    padded tokens (texts x the batch's longest), at least one text and at most
-    ``16 x batch_size`` texts each.
-
-    Fixed-count batches pay for padding: a batch of 32 whose longest SMILES has 120 tokens runs
-    32 x 120 positions even where most texts have 20. With a budget, long texts go in small
-    batches and short ones in large ones, so every batch costs about the same.
-    """
-    if not lengths:
-        return []
-    budget = batch_size * max(int(np.median(lengths)), 1)
-    most = batch_size * _MAX_BATCH_FACTOR
-    batches, start = [], 0
-    while start < len(lengths):
-        longest = max(lengths[start], 1)  # sorted longest first: the batch's first text
-        size = min(max(budget // longest, 1), most, len(lengths) - start)
-        batches.append(range(start, start + size))
-        start += size
-    return batches
-
-
-# Local models on a CPU run calls of one token length, never padded, each of at least
-# MIN_CALL_TOKENS positions (a shorter call is filled with repeats of its own texts, their
-# outputs dropped). Why: padding moved MiniLM's vectors by up to 1.5e-7 (a batch's longest text
-# set its shape), and so did a call of one or two rows of 3-9 tokens (another GEMM kernel for so
-# few rows: measured, not assumed), so a text's vector depended on which texts shared its run:
-# PipChemWikiTopicClassification scored 0.728549 alone and 0.728393 in the seven-task run, and
-# the cache served whichever came first. Calls of one length and at least 64 positions gave the
-# same bits for every row count on 1,500 PipChem texts (as calls of one fixed shape per length,
-# which cost 3x); measured cost against the padded batches: docs/runner.md.
-TOKENS_PER_CALL = 2048
-MAX_ROWS_PER_CALL = 256
-MIN_CALL_TOKENS = 64
-
-
-def rows_per_call(length: int) -> int:
-    """The most texts of ``length`` tokens in one call (about ``TOKENS_PER_CALL`` positions)."""
-    return max(1, min(MAX_ROWS_PER_CALL, TOKENS_PER_CALL // max(length, 1)))
-
-
-def call_rows(length: int, texts: int) -> int:
-    """The rows a call of ``texts`` texts of ``length`` tokens runs: the texts, filled up to
-    ``MIN_CALL_TOKENS`` positions."""
-    return max(texts, -(-MIN_CALL_TOKENS // max(length, 1)))
-
-
-def equal_length_batches(lengths: list[int]) -> list[range]:
-    """Texts sorted longest first, cut into batches of one token length each, at most
-    ``rows_per_call(length)`` texts each (the engine fills a call to ``call_rows``)."""
-    batches: list[range] = []
-    start = 0
-    while start < len(lengths):
-        stop = start
-        while stop < len(lengths) and lengths[stop] == lengths[start]:
-            stop += 1
-        step = rows_per_call(lengths[start])
-        batches += [range(i, min(i + step, stop)) for i in range(start, stop, step)]
-        start = stop
-    return batches
 
 
 @dataclass
@@ -125,6 +67,11 @@ class EncodeStats:
         return out
 
 
+# Cached texts an API model encodes again at the start of a run (one request), to check that the
+# cache holds its vectors
+VERIFIED = 8
+
+
 class EmbeddingEngine:
     """Deduplicating, caching front of an encoder.
 
@@ -133,8 +80,9 @@ class EmbeddingEngine:
         cache: a persistent cache, or ``None`` to keep embeddings in memory for this run only.
         batch_size: texts per model call.
         progress: show a progress bar with throughput.
-        guard: called before each block is stored, raising where its vectors must not be (an
-            API model's probe asked again: ``models.identity.ProbeGuard.check``).
+        verify: asked once, with the vectors the model returns now for a few texts the cache
+            holds and the cached ones (and the cache's folder), raising where the cache is not
+            this model's (an API model's: ``models.identity.ProbeGuard.compare``).
     """
 
     def __init__(
@@ -144,11 +92,11 @@ class EmbeddingEngine:
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         progress: bool = True,
-        guard: Callable[[], None] | None = None,
+        verify: Callable[[NDArray[np.float32], NDArray[np.float32], str], None] | None = None,
     ) -> None:
         batch_size = check_batch_size(batch_size)
         self.encoder = encoder
-        self.guard = guard
+        self.verify = verify
         self.cache = cache
         self.batch_size = batch_size
         self.progress = progress
@@ -194,8 +142,7 @@ class EmbeddingEngine:
         keys = [k for k in fresh if k not in self._memory]
         todo = self.cache.missing(keys) if self.cache is not None else keys
         self.stats.cache_hits += len(fresh) - len(todo)
-        missing = set(todo)
-        self._hits.update(k for k in keys if k not in missing)
+        self._verify(self._count_hits(keys, todo), unique)
         # One global order, the same on every rank: by prompt, longest texts first.
         todo.sort(key=lambda k: (unique[k][0], -len(unique[k][1])))
         bar = tqdm(
@@ -240,6 +187,29 @@ class EmbeddingEngine:
         bar.close()
         self.flush()  # everything encoded is committed before anyone reads it
         return self.stats
+
+    def _count_hits(self, keys: list[str], todo: list[str]) -> list[str]:
+        """The keys found in the cache (``todo``: those not), kept as counted hits."""
+        missing = set(todo)
+        hits = [k for k in keys if k not in missing]
+        self._hits.update(hits)
+        return hits
+
+    def _verify(self, hits: list[str], unique: dict[str, tuple[str, str]]) -> None:
+        """Once a run, where ``verify`` asks: the model encodes a few of the texts the cache
+        holds (the first ``VERIFIED`` by key: a sample no order of the run decides) and
+        ``verify`` compares them with the cached vectors."""
+        if self.verify is None or self.cache is None or not hits:
+            return
+        verify, self.verify = self.verify, None
+        sample = sorted(hits)[:VERIFIED]
+        stored = self.cache.get(sample)
+        fresh = np.zeros_like(stored)
+        for prompt in sorted({unique[k][0] for k in sample}):
+            at = [i for i, k in enumerate(sample) if unique[k][0] == prompt]
+            texts = [unique[sample[i]][1] for i in at]
+            fresh[at] = self.encoder.encode(texts, prompt=prompt, batch_size=len(texts))
+        verify(fresh, stored, str(self.cache.path))
 
     def _encode(
         self, keys: list[str], unique: dict[str, tuple[str, str]], bar: Any
@@ -472,14 +442,10 @@ class EmbeddingEngine:
 
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chemteb-cache")
         self._pending = dict(zip(keys, vectors, strict=True))
-        cache, guard = self.cache, self.guard
-
-        def commit() -> bool:
-            if guard is not None:  # asked after the block's last call: it clears the block
-                guard()
-            return cache.put(keys, vectors, seconds=seconds, replace=replace)
-
-        self._inflight = self._writer.submit(commit)
+        cache = self.cache
+        self._inflight = self._writer.submit(
+            lambda: cache.put(keys, vectors, seconds=seconds, replace=replace)
+        )
 
     def flush(self) -> None:
         """Wait for the block in flight to be committed (its error raised here). A read-only

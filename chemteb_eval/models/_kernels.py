@@ -62,7 +62,8 @@ def kernel_set(device: str | None = None) -> str:
     torch = sys.modules.get("torch")
     if device is not None and device.startswith("cuda") and torch is not None:
         try:
-            index = torch.device(device).index or 0
+            index = torch.device(device).index
+            index = torch.cuda.current_device() if index is None else index
             name = torch.cuda.get_device_name(index)
             major, minor = torch.cuda.get_device_capability(index)
             return f"cuda {name} (sm_{major}{minor})"
@@ -78,11 +79,17 @@ def kernel_set(device: str | None = None) -> str:
 
 
 def encoder_device(encoder: object) -> str | None:
-    """The device type an encoder's model computes on (``cuda``, ``cpu``), where it says one
-    (``encoder.device`` or its torch model's); ``None``: not said (the CPU)."""
+    """The device an encoder's model computes on (``cuda:1``, ``cpu``), where it says one
+    (``encoder.device`` or its torch model's; a CUDA device without an index is the current
+    one); ``None``: not said (the CPU)."""
     for holder in (encoder, getattr(encoder, "model", None)):
         device = getattr(holder, "device", None)
-        kind = getattr(device, "type", device)
-        if isinstance(kind, str):
-            return kind
+        if isinstance(device, str):
+            return device
+        if isinstance(getattr(device, "type", None), str):
+            index = getattr(device, "index", None)
+            if device.type == "cuda" and index is None:  # type: ignore[union-attr]
+                torch = sys.modules.get("torch")
+                index = torch.cuda.current_device() if torch is not None else 0
+            return str(device.type) + (f":{index}" if index is not None else "")  # type: ignore[union-attr]
     return None

@@ -72,6 +72,9 @@ class HTTPEmbeddingEncoder:
         self.max_batch = max_batch
         self.max_retries = max_retries
         self.backoff = backoff
+        # the guard of the model's declared identity (``identity.ProbeGuard.watch``): each
+        # request then carries one probe text, checked before the request's vectors are used
+        self.probe_watch: Any = None
         dim = self._post(["dimension probe"]).shape[1]
         self.meta = ModelMeta(
             name=model,
@@ -92,8 +95,21 @@ class HTTPEmbeddingEncoder:
         return convention_prompt(self.model, task_type, role)
 
     def _post(self, texts: list[str]) -> NDArray[np.float32]:
-        payload = self._api.post("embeddings", {"model": self.model, "input": texts})
-        return self._parse(payload, len(texts))
+        """One request. Watched (``probe_watch``), it carries one probe text after the texts: in
+        the same body, route and batch as they (a gateway's cache or a replica that answered
+        the probe alone from another model cannot hide), checked before they are returned;
+        one short text a request (1 of 33 texts at a batch of 32)."""
+        watch = self.probe_watch
+        index, sent = 0, texts
+        if watch is not None:
+            index, probe = watch.text()
+            sent = [*texts, probe]
+        payload = self._api.post("embeddings", {"model": self.model, "input": sent})
+        vectors = self._parse(payload, len(sent))
+        if watch is None:
+            return vectors
+        watch.see(index, vectors[-1])
+        return vectors[:-1]
 
     @staticmethod
     def _parse(payload: Any, n: int) -> NDArray[np.float32]:

@@ -37,7 +37,8 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ from .variant import check_api_revision
 
 __all__ = [
     "DRIFT_FLOOR",
+    "FILLER",
     "MOST_NOISE",
     "NOISE_FACTOR",
     "PROBE_CALLS",
@@ -64,6 +66,7 @@ __all__ = [
     "ProbeGuard",
     "ProbeMoved",
     "ProbeRegistry",
+    "canonical_url",
     "measure_probe",
     "same_probe",
     "tolerance",
@@ -79,6 +82,14 @@ PROBE_TEXTS: tuple[str, ...] = (
     "Aspirin is a nonsteroidal anti-inflammatory drug.",
     "CC(=O)OC1=CC=CC=C1C(=O)O",
     "The reaction was quenched with water and extracted with ethyl acetate.",
+)
+# Texts of other lengths the probe is asked beside at the start, as a run's requests carry it
+FILLER: tuple[str, ...] = (
+    "Sodium chloride dissolves readily in water.",
+    "c1ccccc1O",
+    "2-methylpropan-2-ol",
+    "The filtrate was concentrated under reduced pressure to give a pale yellow oil that "
+    "solidified on standing overnight at room temperature.",
 )
 # The probe is asked this many times: the spread of the answers is the server's noise now.
 PROBE_CALLS = 3
@@ -163,9 +174,11 @@ class Probe:
 
 
 def measure_probe(encoder: Any, calls: int = PROBE_CALLS) -> Probe:
-    """The encoder's probe, asked ``calls`` times: the first answer, and as noise the largest
+    """The encoder's probe, asked ``calls`` times: alone, then among other texts (after them,
+    before them: a server that batches computes a text otherwise beside others, and the run's
+    checks ride in its requests), the first answer as the probe and as noise the largest
     distance between any two answers' unit vectors."""
-    draws = [probe_of(encoder) for _ in range(max(1, calls))]
+    draws = [probe_of(encoder, among=i) for i in range(max(1, calls))]
     noise = max((_distance(a, b) for a, b in itertools.combinations(draws, 2)), default=0.0)
     if any(np.shape(d) != np.shape(draws[0]) for d in draws):
         raise ChemtebError("the API returned probe vectors of different shapes for one text.")
@@ -199,7 +212,7 @@ class ApiIdentity:
     revision: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "source", public_url(self.source))
+        object.__setattr__(self, "source", canonical_url(self.source))
         if self.revision is not None:
             check_api_revision(self.revision)
 
@@ -239,7 +252,7 @@ class Anchor:
         model, URL or revision under its label, or a damaged one, is no anchor)."""
         if not isinstance(record, Mapping):
             return None
-        said = (record.get("model"), _public(record.get("source")), record.get("revision"))
+        said = (record.get("model"), canonical_url(record.get("source")), record.get("revision"))
         probe = Probe.from_record(record.get("anchor"))
         since = record.get("since")
         drift = record.get("drift", [])
@@ -256,31 +269,67 @@ class ProbeMoved(ChemtebError):
 
 
 class ProbeGuard:
-    """Guards one run of a declared API model: ``check`` asks the probe once more and stops the
-    run (``ProbeMoved``) when it lies further from the anchor than ``tolerance``.
+    """Guards one run of a declared API model: every request the model answers is checked
+    before its vectors are used (``watch``), and the vectors the cache already holds for it are
+    checked against what it returns now (``compare``); either stops the run (``ProbeMoved``)
+    beyond the tolerance of the anchor.
 
     Args:
         encoder: the API model.
         identity: what the user declared.
         anchor: the identity's first probe.
         start: this run's probe at its start (its noise is the run's).
+        registry: where ``settle`` keeps the anchor and this run's drift (``None``: nowhere).
     """
 
-    def __init__(self, encoder: Any, identity: ApiIdentity, anchor: Anchor, start: Probe):
+    def __init__(
+        self,
+        encoder: Any,
+        identity: ApiIdentity,
+        anchor: Anchor,
+        start: Probe,
+        registry: ProbeRegistry | None = None,
+    ) -> None:
         self.encoder, self.identity, self.anchor, self.start = encoder, identity, anchor, start
         self.limit = tolerance(start, anchor.probe)
+        self.registry = registry
         self.checks = 0
-        self._lock = threading.Lock()  # the engine's writer thread checks before each put
+        self._lock = threading.Lock()  # requests may be answered on several threads
+        self._units = _unit(anchor.probe.vectors)
 
     def moved(self, probe: Probe) -> float:
         return _distance(probe.vectors, self.anchor.probe.vectors)
 
-    def check(self, when: str = "before its vectors were stored") -> None:
+    def watch(self, encoder: Any) -> Any:
+        """``encoder`` with every request checked: an HTTP encoder carries one probe text in
+        each request it sends (``probe_watch``: the same body, route and batch as the texts),
+        any other encoder is asked the probe after each call."""
+        if hasattr(encoder, "probe_watch"):
+            encoder.probe_watch = self
+            return encoder
+        return _Watched(encoder, self)
+
+    def text(self) -> tuple[int, str]:
+        """The probe text the next request carries (each in turn)."""
+        with self._lock:
+            self.checks += 1
+            index = self.checks % len(PROBE_TEXTS)
+        return index, PROBE_TEXTS[index]
+
+    def see(self, index: int, vector: NDArray[Any]) -> None:
+        """Check the vector a request returned for probe text ``index``."""
+        row = _unit(np.asarray(vector, dtype=np.float64).reshape(1, -1))
+        if row.shape[1] != self._units.shape[1]:
+            self.refuse(Probe(np.asarray(vector).reshape(1, -1)), "in a request")
+        moved = float(np.linalg.norm(row[0] - self._units[index]))
+        if not moved <= self.limit:
+            raise ProbeMoved(self._message(self._moved(moved), "in a request of this run"))
+
+    def check(self, when: str = "after a call") -> None:
         """Ask the probe once; ``ProbeMoved`` (one line, the way out) beyond the tolerance."""
         with self._lock:
             self.checks += 1
-            now = Probe(probe_of(self.encoder))
-            self.refuse(now, when)
+        self.refuse(Probe(probe_of(self.encoder)), when)
 
     def refuse(self, probe: Probe, when: str) -> None:
         """``ProbeMoved`` when ``probe`` lies beyond the tolerance of the anchor."""
@@ -294,22 +343,87 @@ class ProbeGuard:
             )
         moved = self.moved(probe)
         if moved > self.limit:
+            raise ProbeMoved(self._message(self._moved(moved), when))
+
+    def compare(self, fresh: NDArray[Any], stored: NDArray[Any], where: str) -> None:
+        """``ProbeMoved`` when vectors the model returns now for some texts lie beyond the
+        tolerance of those ``stored`` for them (the cache at ``where``): a cache filled by
+        another model (adopted, or kept while its anchor was lost) is never served."""
+        if np.shape(fresh) != np.shape(stored):
+            moved = 2.0
+        else:
+            moved = _distance(fresh, stored)
+        if moved > self.limit:
             raise ProbeMoved(
-                self._message(
-                    f"its probe moved {moved:.3g} of a unit vector, more than the "
-                    f"{self.limit:.2g} its noise allows",
-                    when,
-                )
+                f"{self.identity.shown()} returns other vectors than those its embedding cache "
+                f"holds ({where}; {self._moved(moved)}): they were another model's. Nothing was "
+                "scored. If the server runs another model now, rerun with --revision NAME; if "
+                "it runs the model that filled the cache, that cache is not its own: delete it "
+                f"(rm -r '{where}')."
             )
+
+    def settle(self) -> None:
+        """Keep the anchor and this run's drift, once the run's vectors were checked."""
+        if self.registry is not None:
+            moved = self.moved(self.start)
+            drift = (*self.anchor.drift, moved)
+            self.registry.remember(
+                self.identity, Anchor(self.anchor.probe, self.anchor.since, drift)
+            )
+
+    def _moved(self, moved: float) -> str:
+        return (
+            f"its vectors moved {moved:.3g} of a unit vector, more than the {self.limit:.2g} its "
+            "noise allows"
+        )
 
     def _message(self, what: str, when: str) -> str:
         return (
             f"{self.identity.shown()} returns other vectors {when} than on {self.anchor.since} "
-            f"({what}): another model is served under this name. Nothing it returned since the "
-            "last check is stored or scored. If the server runs another model now, name it: "
-            "rerun with --revision NAME (e.g. today's date), which keeps its cache and results "
-            "apart from the earlier model's."
+            f"({what}): another model is served under this name. Nothing it returned since "
+            "the last check is stored or scored. If the server runs another model now, name "
+            "it: rerun with --revision NAME (e.g. today's date), which keeps its cache and "
+            "results apart from the earlier model's."
         )
+
+
+class _Watched:
+    """An API encoder that is not ours (an object a user passes), asked the probe after each
+    call: its vectors are returned only once checked."""
+
+    def __init__(self, inner: Any, guard: ProbeGuard) -> None:
+        self._inner, self._guard = inner, guard
+
+    @property
+    def meta(self) -> Any:
+        return self._inner.meta
+
+    def prompt(self, task_type: str, role: Any) -> str:
+        return str(self._inner.prompt(task_type, role))
+
+    def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
+        out: NDArray[np.float32] = self._inner.encode(texts, prompt=prompt, batch_size=batch_size)
+        self._guard.check("after a call of this run")
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created), waited for; none where the OS has no ``fcntl``."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the rename is atomic, two writers may still race
+        yield
+        return
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 class ProbeRegistry:
@@ -329,58 +443,94 @@ class ProbeRegistry:
         """The registry of an embedding cache folder (its ``api-models.json``)."""
         return cls(Path(cache_folder) / REGISTRY_FILE)
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self, strict: bool = False) -> dict[str, Any] | None:
+        """The registry's entries (none where it is not there); what cannot be read as one is
+        empty, or ``None`` where ``strict`` (a file that must not be overwritten)."""
+        if not self.path.exists() and not self.path.is_symlink():
+            return {}
         try:  # a FIFO named like the file hung every API run (--no-cache too)
             data = parse_json(read_regular(self.path))
         except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+            data = None
+        if isinstance(data, dict):
+            return data
+        return None if strict else {}
 
     def anchor(self, identity: ApiIdentity) -> Anchor | None:
         """The anchor kept for ``identity`` (by its label, checked against what it declares)."""
-        return Anchor.from_record(self._read().get(identity.label), identity)
+        return Anchor.from_record((self._read() or {}).get(identity.label), identity)
 
     def remember(self, identity: ApiIdentity, anchor: Anchor) -> None:
-        """Keep ``identity``'s anchor and drift (atomically: a temporary file renamed; a folder
-        that cannot be written keeps nothing, which only means the next run has no anchor)."""
-        known = self._read()
-        known[identity.label] = anchor.to_record(identity)
-        for entry in known.values():  # entries written before URLs were cleaned
-            if isinstance(entry, dict) and isinstance(entry.get("source"), str):
-                entry["source"] = public_url(entry["source"])
+        """Keep ``identity``'s anchor and drift beside the others': read, merged and replaced
+        under a lock (two runs at once keep both their anchors), atomically (a temporary file
+        renamed). A file that is there but cannot be read as a registry is never rewritten
+        (that would wipe every other model's anchor): nothing is kept then, and the results
+        folders' and the cache's checks still hold. A folder that cannot be written keeps
+        nothing either."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".api-models-")
+            with _locked(self.path.with_name(f".{self.path.name}.lock")):
+                known = self._read(strict=True)
+                if known is None:
+                    return
+                known[identity.label] = anchor.to_record(identity)
+                for entry in known.values():  # entries written before URLs were cleaned
+                    if isinstance(entry, dict) and isinstance(entry.get("source"), str):
+                        entry["source"] = public_url(entry["source"])
+                fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".api-models-")
+                try:
+                    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                        json.dump(known, handle)
+                    os.replace(tmp, self.path)
+                except OSError:
+                    Path(tmp).unlink(missing_ok=True)
         except OSError:
             return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(known, handle)
-            os.replace(tmp, self.path)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
 
     def earlier(self, identity: ApiIdentity) -> list[tuple[str, Probe]]:
         """The labels and probes the layout before gave models served as ``identity``'s name at
         its URL (``probe:...`` labels, chosen by the vectors)."""
         out = []
-        for label, entry in sorted(self._read().items()):
+        for label, entry in sorted((self._read() or {}).items()):
             if not (label.startswith("probe:") and isinstance(entry, dict)):
                 continue
-            said = (entry.get("model"), _public(entry.get("source")))
+            said = (entry.get("model"), canonical_url(entry.get("source")))
             probe = Probe.from_record(entry.get("probe"))
             if said == (identity.model, identity.source) and probe is not None:
                 out.append((label, probe))
         return out
 
 
-def _public(source: object) -> object:
-    return public_url(source) if isinstance(source, str) else source
+def canonical_url(source: object) -> object:
+    """An API's URL as an identity names it: without credentials, its scheme and host in lower
+    case, without the scheme's default port or a trailing ``/`` (``HTTP://Host:80/v1/`` and
+    ``http://host/v1`` are one server)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not isinstance(source, str):
+        return source
+    shown = public_url(source)
+    try:
+        parts = urlsplit(shown)
+        port = parts.port
+    except ValueError:
+        return shown
+    if not parts.scheme or not parts.hostname:
+        return shown
+    scheme, host = parts.scheme.lower(), parts.hostname.lower()
+    host = f"[{host}]" if ":" in host else host
+    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
+        host += f":{port}"
+    path = parts.path.rstrip("/")
+    return urlunsplit((scheme, host, path, parts.query, parts.fragment))
 
 
-def probe_of(encoder: Any, texts: Sequence[str] = PROBE_TEXTS) -> NDArray[np.float32]:
-    """The encoder's vectors for the probe texts (no prompt)."""
-    out: NDArray[np.float32] = np.asarray(
-        encoder.encode(list(texts), prompt="", batch_size=len(texts)), dtype=np.float32
-    )
-    return out
+def probe_of(
+    encoder: Any, texts: Sequence[str] = PROBE_TEXTS, among: int = 0
+) -> NDArray[np.float32]:
+    """The encoder's vectors for the probe texts (no prompt): alone (``among`` 0), after
+    ``FILLER`` (1) or before it (2), in one call."""
+    batch = [list(texts), [*FILLER, *texts], [*texts, *FILLER]][among % 3]
+    out = np.asarray(encoder.encode(batch, prompt="", batch_size=len(batch)), dtype=np.float32)
+    at = len(FILLER) if among % 3 == 1 else 0
+    return out[at : at + len(texts)]

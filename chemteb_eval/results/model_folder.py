@@ -265,7 +265,14 @@ def weights_folder(
     def inside(folder: Path) -> Path:
         return folder / EXPERIMENTS / experiment if experiment else folder
 
-    if weights is None:
+    if weights is None:  # a Hub model by its commit: never into an API model's folder
+        owners = _owners(out, source, "") | {_folder_weights(inside(out), source, "")}
+        if any(isinstance(o, str) and o.startswith(("api:", "probe:")) for o in owners):
+            raise ChemtebError(
+                f"--output-dir: {out} holds the results of a model served by an API under the "
+                f"name {name} and revision {revision}; this model is another: pass another "
+                "--output-dir."
+            )
         return inside(out)
     alternative = model_dir(output_dir, f"{name}-{weights.split(':')[-1][:10]}", revision)
     for candidate in (out, alternative):

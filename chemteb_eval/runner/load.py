@@ -11,7 +11,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from chemteb_eval._files import public_url
 from chemteb_eval.data import load_task
 from chemteb_eval.data.fingerprint import data_fingerprint
 from chemteb_eval.data.pipchem import build_needed as pipchem_build_needed
@@ -29,6 +28,7 @@ from chemteb_eval.models.identity import (
     Probe,
     ProbeGuard,
     ProbeRegistry,
+    canonical_url,
     measure_probe,
     within,
 )
@@ -126,6 +126,8 @@ def open_model(prepared: Prepared) -> Opened:
         model.meta = replace(model.meta, revision=variant.revision)
     api = api_identity(model, cache, log, output_dir)
     weights = api.label if api is not None else local_weights(model.meta)
+    if api is not None:  # every request it answers checked before its vectors are used
+        model = api.guard.watch(model)
     kwargs = variant.experiment_kwargs(model.meta.framework)
     # another backend or dtype of the model: MTEB's experiments folder
     experiment = experiment_name(kwargs) if kwargs else None
@@ -206,7 +208,7 @@ def api_identity(
         anchors = [anchor]
     for anchor in anchors:  # every record of this identity, or none: no order decides
         ProbeGuard(encoder, identity, anchor, start).refuse(start, "at the start of this run")
-    guard = ProbeGuard(encoder, identity, anchors[0], start)
+    guard = ProbeGuard(encoder, identity, anchors[0], start, registry)
     moved = guard.moved(start)
     if moved > max(NOISE_FACTOR * start.noise, SAME_FLOOR):
         log(
@@ -214,7 +216,6 @@ def api_identity(
             f"{guard.anchor.since}, within the {guard.limit:.2g} tolerated; cached and new "
             "vectors may differ by about that."
         )
-    registry.remember(identity, replace(guard.anchor, drift=(*guard.anchor.drift, moved)))
     record = {**guard.anchor.probe.to_record(), "since": guard.anchor.since}
     return ApiOpened(identity.label, record, guard, aliases)
 
@@ -251,14 +252,24 @@ def _first_sight(
     elif near:
         label = near[0]
         if cache is not None:
-            EmbeddingCache.adopt(folder(label)[0], folder(identity.label)[0], label)
+            _adopt(folder(label)[0], folder(identity.label)[0], label)
         log(f"{identity.shown()}: the cache and results of {label} are this model's now.")
         probe = next(p for name, p in earlier if name == label)
         return replace(first, probe=probe, since="an earlier run"), (label,)
     elif cache is not None and not earlier:
         old, ident = folder(None)
-        EmbeddingCache.adopt(old, folder(identity.label)[0], ident)
+        _adopt(old, folder(identity.label)[0], ident)
     return first, ()
+
+
+def _adopt(old: Path, new: Path, ident: str) -> None:
+    """Move a cache of the layout before to the identity's (its vectors are checked against
+    the model before any is served: ``ProbeGuard.compare``); another run that moved it first
+    leaves nothing to do."""
+    try:
+        EmbeddingCache.adopt(old, new, ident)
+    except OSError:
+        pass  # moved by another run meanwhile, or not movable: the new cache starts empty
 
 
 def recorded_anchors(results: Path | None, identity: ApiIdentity) -> list[Anchor]:
@@ -280,7 +291,7 @@ def _recorded_labels(results: Path | None, identity: ApiIdentity) -> list[tuple[
     out = []
     for meta in _metas(results):
         label, probe = meta.get("weights"), Probe.from_record(meta.get("probe"))
-        said = (meta.get("name"), public_url(str(meta.get("source"))))
+        said = (meta.get("name"), canonical_url(str(meta.get("source"))))
         if isinstance(label, str) and label.startswith("probe:") and probe is not None:
             if said == (identity.model, identity.source):
                 out.append((label, probe))

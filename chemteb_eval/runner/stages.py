@@ -238,14 +238,18 @@ def execute(prepared: Prepared, started: float) -> RunReport:
         identities: dict[str, str] = {}
         loaded = _load_pending(prepared, report, identities)
     options = prepared.options
-    guard = opened.guard.check if opened.guard is not None else None
+    verify = opened.guard.compare if opened.guard is not None else None
     engine = EmbeddingEngine(
-        opened.encoder, cache, batch_size=options.batch_size, progress=options.progress, guard=guard
+        opened.encoder,
+        cache,
+        batch_size=options.batch_size,
+        progress=options.progress,
+        verify=verify,
     )
     try:
         prefetch(engine, opened.encoder, prepared.plan, loaded)
-        if opened.guard is not None and engine.stats.encoded:  # the last vectors, kept or not
-            opened.guard.check("after its last vectors were encoded")
+        if opened.guard is not None:  # its vectors checked: the anchor and drift are kept
+            opened.guard.settle()
         if main:
             _score(prepared, opened, engine, report, loaded, identities, folders)
     finally:
