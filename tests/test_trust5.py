@@ -9,6 +9,7 @@ import os
 import threading
 import time
 import warnings
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ import numpy as np
 import pytest
 
 from chemteb_eval.engine import EmbeddingCache, text_key
+
+from .helpers.loopback import read_json, reply_json, serving
 
 
 def _cache(root: Path, **kwargs: Any) -> EmbeddingCache:
@@ -171,12 +174,13 @@ class _Api:
         run: int = 0,
         switch_after: int | None = None,
         then: int = 9,
+        until: int | None = None,
     ) -> None:
         from chemteb_eval.models.base import ModelMeta
 
         self.meta = ModelMeta(name, None, None, dim, None, "openai-compatible-http", "http://h/v1")
         self.seed, self.dim, self.between, self.run = seed, dim, between, run
-        self.switch_after, self.then, self.calls = switch_after, then, 0
+        self.switch_after, self.then, self.until, self.calls = switch_after, then, until, 0
 
     def prompt(self, task_type: str, role: object) -> str:
         return ""
@@ -195,6 +199,7 @@ class _Api:
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> np.ndarray:
         self.calls += 1
         switched = self.switch_after is not None and self.calls > self.switch_after
+        switched = switched and (self.until is None or self.calls <= self.until)
         seed = self.then if switched else self.seed
         return np.asarray([self.vector(prompt + t, seed) for t in texts], np.float32)
 
@@ -427,3 +432,222 @@ def test_collisions_two_dash_t_options_run_both_tasks() -> None:
         "PipChemNameSMILESPC",
         "PipChemWikiTopicClassification",
     ]
+
+
+# -- the outside attack on issue 59 --------------------------------------------------------------
+
+_GATEWAY = {"new": False}
+
+
+class _Gateway(BaseHTTPRequestHandler):
+    """An OpenAI-compatible server behind a gateway that answers a request made of probe texts
+    alone (or the start's filler) from the old model, everything else from the new one once
+    ``_GATEWAY['new']``."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        from chemteb_eval.models.identity import FILLER, PROBE_TEXTS
+
+        texts = read_json(self)["input"]
+        probe_only = set(texts) <= {*PROBE_TEXTS, *FILLER}
+        seed = 9 if _GATEWAY["new"] and not probe_only else 0
+        rows = [_Api().vector(t, seed).tolist() for t in texts]
+        reply_json(self, {"data": [{"index": i, "embedding": v} for i, v in enumerate(rows)]})
+
+
+def test_identity_over_time_a_gateway_answering_the_probe_from_the_old_model_is_caught(
+    tmp_path: Path,
+) -> None:
+    """A server that answered the probe request from the old model (a gateway's cache keyed by
+    the body, a replica not yet upgraded) and every other text from the new one scored 80 of
+    one model's vectors beside 80 of another's, said nowhere."""
+    from chemteb_eval.models.identity import ProbeMoved
+
+    _GATEWAY["new"] = False
+    with serving(_Gateway) as url:
+        first = _run(tmp_path, "openai:served", api_base=url)
+        assert first.statuses == {"SaltPairs": "done"}
+        _GATEWAY["new"] = True
+        with pytest.raises(ProbeMoved, match="in a request of this run"):
+            _run(tmp_path, "openai:served", api_base=url, cache="fresh", out="fresh")
+        with pytest.raises(ProbeMoved):  # nor are the cached vectors served as its own
+            _run(tmp_path, "openai:served", api_base=url, out="other")
+
+
+def test_identity_over_time_a_direct_call_outside_the_engine_is_checked(tmp_path: Path) -> None:
+    """NER embeds its words by calling the encoder directly, past the engine and the cache:
+    a model swapped after the start probe scored a whole NER task, said nowhere."""
+    from chemteb_eval.models.identity import (
+        Anchor,
+        ApiIdentity,
+        ProbeGuard,
+        ProbeMoved,
+        measure_probe,
+    )
+
+    model = _Api(switch_after=3)
+    start = measure_probe(model)
+    guard = ProbeGuard(model, ApiIdentity("served", "http://h/v1"), Anchor(start, "now"), start)
+    with pytest.raises(ProbeMoved, match="after a call"):
+        guard.watch(model).encode(["benzene ring"], prompt="", batch_size=8)
+
+
+def test_identity_over_time_a_swap_without_a_cache_is_caught(tmp_path: Path) -> None:
+    """With --no-cache the vectors never reached a put, where the guard was asked: a model
+    answering 21 calls mid-run was scored."""
+    from chemteb_eval.models.identity import ProbeMoved
+
+    with pytest.raises(ProbeMoved):  # another model for three calls, then the model again
+        _run(tmp_path, _Api(switch_after=3 + 1, until=3 + 3), use_cache=False, batch_size=8)
+    assert not list((tmp_path / "out").rglob("SaltPairs.json"))
+
+
+def test_state_beside_the_data_a_lost_anchor_never_serves_another_models_cache(
+    tmp_path: Path,
+) -> None:
+    """With api-models.json lost (a sync without it, a wipe) and a fresh --output-dir, a changed
+    server's first run took the old model's cache as its own: 0.7143, the old model's score,
+    where its own is 0.6786."""
+    from chemteb_eval.models.identity import ProbeMoved
+
+    _run(tmp_path, _Api(seed=0))
+    (tmp_path / "cache" / "api-models.json").unlink()
+    with pytest.raises(ProbeMoved, match=r"embedding cache holds .*rm -r"):
+        _run(tmp_path, _Api(seed=9), out="fresh")
+    assert not list((tmp_path / "fresh").rglob("SaltPairs.json"))
+
+
+def test_identity_an_adopted_cache_of_the_layout_before_is_checked_before_it_is_served(
+    tmp_path: Path,
+) -> None:
+    """The cache keyed by the URL alone (before probes) was adopted as "the model that answered
+    then" whatever answers now: another model's score came back."""
+    from chemteb_eval.engine import EmbeddingEngine
+    from chemteb_eval.models.identity import ProbeMoved
+
+    old = EmbeddingCache(tmp_path / "cache", "served", None, "http://h/v1")
+    engine = EmbeddingEngine(_Api(seed=0), old, progress=False)
+    engine.prefetch(("", t) for t in [f"compound {i} salt" for i in range(40)])
+    engine.close()
+    old.close()
+    with pytest.raises(ProbeMoved, match="embedding cache holds"):
+        _run(tmp_path, _Api(seed=9))
+
+
+def test_faults_two_runs_remembering_at_once_keep_both_and_a_damaged_registry_is_kept(
+    tmp_path: Path,
+) -> None:
+    """``remember`` read, changed and replaced the file with no lock: two runs at once kept
+    150 of 300 anchors; one stray comma made the next run rewrite the file with its own anchor
+    alone, every other model's gone."""
+    from chemteb_eval.models.identity import Anchor, ApiIdentity, Probe, ProbeRegistry
+
+    path = tmp_path / "api-models.json"
+    probe = Probe(np.eye(4, 8))
+
+    def remember(prefix: str) -> None:
+        for i in range(40):
+            ProbeRegistry(path).remember(
+                ApiIdentity(f"{prefix}{i}", "http://h/v1"), Anchor(probe, "d")
+            )
+
+    threads = [threading.Thread(target=remember, args=(p,)) for p in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(json.loads(path.read_text())) == 80
+    damaged = path.read_text()[:-1] + ",}"  # not JSON any more
+    path.write_text(damaged)
+    ProbeRegistry(path).remember(ApiIdentity("c", "http://h/v1"), Anchor(probe, "d"))
+    assert path.read_text() == damaged  # left for the user, never wiped
+
+
+def test_collisions_a_hub_model_never_takes_an_api_models_folder(tmp_path: Path) -> None:
+    """``openai:BAAI/bge-small-en-v1.5 --revision <commit>`` and then the Hub model at that
+    commit: the second run was "skipped" with the server's score and rewrote model_meta.json."""
+    from chemteb_eval.errors import ChemtebError
+    from chemteb_eval.models.base import ModelMeta
+
+    from .helpers.hashing_encoder import HashingEncoder
+
+    commit = "b" * 40
+    _run(tmp_path, _Api("org/model"), revision=commit)
+    hub = HashingEncoder()
+    hub.meta = ModelMeta("org/model", commit, 1, hub.meta.embedding_dim, 8, "test", "org/model")
+    with pytest.raises(ChemtebError, match="served by an API"):
+        _run(tmp_path, hub)
+
+
+def test_processes_that_look_alike_the_kernel_set_names_the_gpu_the_model_runs_on() -> None:
+    from chemteb_eval.models._kernels import encoder_device
+
+    class Device:
+        type, index = "cuda", 1
+
+    class Encoder:
+        device = Device()
+
+    assert encoder_device(Encoder()) == "cuda:1"  # "cuda" named GPU 0 on a mixed node
+
+
+def test_scale_the_other_caches_line_stays_one_short_line(tmp_path: Path) -> None:
+    software = {"torch": "2.13.0", "cpu-kernels": "avx2"}
+    with warnings.catch_warnings():  # six environments' caches of one model
+        warnings.simplefilter("ignore")
+        for i in range(6):
+            args = (tmp_path, "org/model", "a" * 40, "org/model")
+            EmbeddingCache(*args, software={"numpy": str(i)}).put(_keys(1), _vectors(1))
+    with pytest.warns(UserWarning) as said:
+        EmbeddingCache(tmp_path, "org/model", "a" * 40, "org/model", software=software)
+    (line,) = [str(w.message) for w in said]
+    assert "6 other cache(s)" in line and "and 3 more" in line and len(line) < 1_000
+
+
+def test_hostile_files_a_block_numbered_past_the_names_never_hides_later_puts(
+    tmp_path: Path,
+) -> None:
+    """A block renamed to a 29-digit number made the next put take a 30-digit name, which no
+    reader lists: every later put was invisible, even to its writer."""
+    cache = _cache(tmp_path)
+    cache.put(_keys(4), _vectors(4))
+    (block,) = cache.path.glob("*.block")
+    block.rename(cache.path / f"{'9' * 29}.block")
+    fresh = _cache(tmp_path)
+    more = _keys(8, "more")
+    fresh.put(more, _vectors(8))
+    assert fresh.missing(more) == [] and _cache(tmp_path).missing(more) == []
+
+
+def test_identity_one_server_written_two_ways_is_one_identity() -> None:
+    from chemteb_eval.models.identity import ApiIdentity
+
+    same = [ApiIdentity("m", u).label for u in ("HTTP://Host:80/v1/", "http://host/v1")]
+    assert same[0] == same[1]
+    assert ApiIdentity("m", "http://host:8000/v1").label != same[0]
+
+
+class _Batching(BaseHTTPRequestHandler):
+    """A server that computes a text otherwise beside others (bfloat16 batching): 0.002 per
+    component more than alone, a little else for each request size."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        texts = read_json(self)["input"]
+        rows = np.asarray([_Api().vector(t, 0) for t in texts])
+        if len(texts) > 4:
+            rows += 0.002 * np.random.default_rng(len(texts)).standard_normal(rows.shape)
+        data = [{"index": i, "embedding": v.tolist()} for i, v in enumerate(rows)]
+        reply_json(self, {"data": data})
+
+
+def test_threads_and_load_a_server_that_batches_is_no_other_model(tmp_path: Path) -> None:
+    """A server whose answer to a text moves beside other texts must not be "another model"
+    now that each request carries a probe text: the start measures its noise among others."""
+    with serving(_Batching) as url:
+        report = _run(tmp_path, "openai:served", api_base=url, batch_size=8)
+    assert report.statuses == {"SaltPairs": "done"}

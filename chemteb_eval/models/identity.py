@@ -1,5 +1,4 @@
-"""What a model behind an API is: what the user declares and the server states, guarded by
-the vectors it returns.
+"""What a model behind an API is: what the user declares, guarded by the vectors it returns.
 
 An OpenAI-compatible server's model name proves nothing (a server restarted with other weights
 answers under the same name), and neither do its vectors name anything: a measurement matched
@@ -11,13 +10,15 @@ model "another" when its noise showed only between runs. So the two roles are sp
   user says the model changed). Its label ``api:<16 hex>`` keys the embedding cache and the
   results folder; two declarations never share them, one declaration always does.
 - **The probe guards it** (``ProbeGuard``): the model's vectors for ``PROBE_TEXTS``, asked
-  ``PROBE_CALLS`` times at the start (their spread is the server's **noise** within a run),
-  compared with the first probe this identity ever gave (its **anchor**, kept in
-  ``api-models.json`` beside the cache and in the results folder's ``model_meta.json``), then
-  asked again before every block of vectors is stored and once more after the last one is
-  encoded. A probe further from the anchor than ``tolerance`` stops the run before the block is
-  stored, with one line and the way out (``--revision``): vectors the guard has not cleared are
-  never kept, and never scored.
+  ``PROBE_CALLS`` times at the start, alone and among ``FILLER`` texts (their spread is the
+  server's **noise** within a run, a batching server's too), compared with the first probe this
+  identity ever gave (its **anchor**, kept in ``api-models.json`` beside the cache and in the
+  results folder's ``model_meta.json``). Then every request carries one probe text in its own
+  body (``watch``: a gateway that answered the probe alone from another model cannot hide),
+  checked before the request's vectors are used, and a few texts the cache holds are encoded
+  again and compared with the cached vectors (``compare``). A vector further from the anchor
+  than ``tolerance`` stops the run before anything is stored, with one line and the way out
+  (``--revision``): vectors the guard has not cleared are never kept, and never scored.
 
 The tolerance: ``NOISE_FACTOR`` times the larger noise within a run (now, or the anchor's run),
 and never below ``DRIFT_FLOOR`` (1e-3 of a unit vector, cosine 1 - 5e-7), which is the noise a
