@@ -377,7 +377,7 @@ def test_independent_numbers_the_runner_chunks_the_corpus_alone(
 
     def spy(vectors: np.ndarray, variant: object, *, chunk: int | None = None) -> np.ndarray:
         seen.setdefault("chunks", set()).add(chunk)
-        return real(vectors, variant, chunk=chunk)  # type: ignore[arg-type]
+        return real(vectors, variant, chunk=chunk)  # type: ignore[arg-type,return-value]
 
     monkeypatch.setattr(runner_score, "transform", spy)
     report = _score(read_task_file(write_retrieval(tmp_path)), tmp_path / "out", precisions="int8")

@@ -436,7 +436,7 @@ def test_collisions_two_dash_t_options_run_both_tasks() -> None:
 
 # -- the outside attack on issue 59 --------------------------------------------------------------
 
-_GATEWAY = {"new": False}
+_GATEWAY = {"new": False, "all": False}
 
 
 class _Gateway(BaseHTTPRequestHandler):
@@ -451,7 +451,7 @@ class _Gateway(BaseHTTPRequestHandler):
         from chemteb_eval.models.identity import FILLER, PROBE_TEXTS
 
         texts = read_json(self)["input"]
-        probe_only = set(texts) <= {*PROBE_TEXTS, *FILLER}
+        probe_only = set(texts) <= {*PROBE_TEXTS, *FILLER} and not _GATEWAY.get("all")
         seed = 9 if _GATEWAY["new"] and not probe_only else 0
         rows = [_Api().vector(t, seed).tolist() for t in texts]
         reply_json(self, {"data": [{"index": i, "embedding": v} for i, v in enumerate(rows)]})
@@ -650,4 +650,140 @@ def test_threads_and_load_a_server_that_batches_is_no_other_model(tmp_path: Path
     now that each request carries a probe text: the start measures its noise among others."""
     with serving(_Batching) as url:
         report = _run(tmp_path, "openai:served", api_base=url, batch_size=8)
+    assert report.statuses == {"SaltPairs": "done"}
+
+
+# -- the second outside attack on issue 59 -------------------------------------------------------
+
+
+class _Tei(BaseHTTPRequestHandler):
+    """TEI's default: at most 32 inputs a request (413 beyond)."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        texts = read_json(self)["input"]
+        if len(texts) > 32:
+            body = json.dumps({"error": f"batch size {len(texts)} > maximum allowed 32"}).encode()
+            self.send_response(413)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        data = [
+            {"index": i, "embedding": _Api().vector(t, 0).tolist()} for i, t in enumerate(texts)
+        ]
+        reply_json(self, {"data": data})
+
+
+def test_faults_the_probe_text_never_pushes_a_request_past_the_servers_limit(
+    tmp_path: Path,
+) -> None:
+    """Each request carries a probe text: at --batch-size 32 a TEI server (32 inputs at most)
+    refused every full request of a setup that had worked."""
+    with serving(_Tei) as url:
+        report = _run(tmp_path, "openai:served", api_base=url, batch_size=32)
+    assert report.statuses == {"SaltPairs": "done"}
+
+
+def test_identity_a_wrapper_that_delegates_attributes_is_still_guarded(tmp_path: Path) -> None:
+    """``watch`` took a delegating wrapper's ``probe_watch`` for its own: it set it on the
+    wrapper, the HTTP encoder inside never carried the probe, another model's vectors were
+    stored."""
+    from chemteb_eval.models.identity import Anchor, ApiIdentity, ProbeGuard, measure_probe
+
+    class Logged:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+    class Http(_Api):
+        def __init__(self) -> None:
+            super().__init__()
+            self.probe_watch = None
+
+    wrapper = Logged(Http())
+    start = measure_probe(wrapper)
+    guard = ProbeGuard(wrapper, ApiIdentity("served", "http://h/v1"), Anchor(start, "d"), start)
+    watched = guard.watch(wrapper)
+    assert watched is not wrapper and "probe_watch" not in vars(wrapper)
+    assert watched.pipelined is False  # vectors come back through encode, checked
+
+
+def test_identity_each_task_checks_the_cached_vectors_one_from_each_block(tmp_path: Path) -> None:
+    """Only 8 cached rows of the first task with hits were compared: a cache whose second block
+    another model wrote (after a swap, before the guard) served it."""
+    from chemteb_eval.engine import EmbeddingEngine
+    from chemteb_eval.models.identity import (
+        Anchor,
+        ApiIdentity,
+        ProbeGuard,
+        ProbeMoved,
+        measure_probe,
+    )
+
+    cache = _cache(tmp_path)
+    texts = sorted((f"compound {i}" for i in range(61)), key=lambda t: text_key("", t))
+    for seed, part in ((0, texts[:-1]), (9, texts[-1:])):  # two puts, two models
+        cache.put([text_key("", t) for t in part], np.stack([_Api().vector(t, seed) for t in part]))
+    model = _Api()
+    start = measure_probe(model)
+    guard = ProbeGuard(model, ApiIdentity("served", "http://h/v1"), Anchor(start, "d"), start)
+    engine = EmbeddingEngine(guard.watch(model), cache, progress=False, verify=guard.compare)
+    engine.prefetch(("", t) for t in texts[:30])  # the first task: its cached vectors hold
+    with pytest.raises(ProbeMoved, match="embedding cache holds"):  # the second's do not
+        engine.prefetch(("", t) for t in texts[30:])
+
+
+def test_hostile_files_a_damaged_cached_row_is_left_out_of_the_check_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    from chemteb_eval.engine import EmbeddingEngine
+    from chemteb_eval.models.identity import Anchor, ApiIdentity, ProbeGuard, measure_probe
+
+    texts = [f"compound {i}" for i in range(20)]
+    cache = _cache(tmp_path)
+    cache.put([text_key("", t) for t in texts], np.stack([_Api().vector(t, 0) for t in texts]))
+    (block,) = cache.path.glob("*.block")
+    data = bytearray(block.read_bytes())
+    data[-100] ^= 0xFF  # one flipped byte: the block fails its checksum
+    block.write_bytes(bytes(data))
+    model = _Api()
+    start = measure_probe(model)
+    guard = ProbeGuard(model, ApiIdentity("served", "http://h/v1"), Anchor(start, "d"), start)
+    engine = EmbeddingEngine(
+        guard.watch(model), _cache(tmp_path), progress=False, verify=guard.compare
+    )
+    with pytest.warns(UserWarning, match="damaged"):
+        engine.prefetch(("", t) for t in texts)  # KeyError before
+    engine.close()
+
+
+def test_what_people_see_a_recorded_date_with_control_characters_is_no_anchor() -> None:
+    from chemteb_eval.models.identity import Anchor, ApiIdentity, Probe
+
+    identity = ApiIdentity("m", "http://h/v1")
+    record = Anchor(Probe(np.eye(4, 8)), "2026-12-04").to_record(identity)
+    assert Anchor.from_record(record, identity) is not None
+    record["since"] = "2025\n\x1b[31mchemteb: OK\x1b[0m"
+    assert Anchor.from_record(record, identity) is None
+
+
+def test_identity_an_encoder_object_run_again_with_a_revision_is_not_held_to_its_last_guard(
+    tmp_path: Path,
+) -> None:
+    """An encoder object reused by a second ``run`` kept the first run's guard: following the
+    message (``--revision v2``) after a server change still failed against the old anchor."""
+    from chemteb_eval.models.http import HTTPEmbeddingEncoder
+
+    _GATEWAY["new"] = False
+    with serving(_Gateway) as url:
+        model = HTTPEmbeddingEncoder("served", api_base=url)
+        assert _run(tmp_path, model).statuses == {"SaltPairs": "done"}
+        _GATEWAY.update(new=True, all=True)  # the server restarted with another model
+        report = _run(tmp_path, model, revision="v2", cache="v2")
+    _GATEWAY.update(new=False, all=False)
     assert report.statuses == {"SaltPairs": "done"}

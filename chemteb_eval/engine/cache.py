@@ -323,6 +323,10 @@ class EmbeddingCache:
             found = list(map(self._index.get, keys, itertools.repeat(-1)))  # 30 ms a 200k
             return np.array(found, dtype=np.int64)
 
+    def blocks_of(self, keys: Sequence[str]) -> NDArray[np.int64]:
+        """The block each key's stored vector lies in (in put order; -1: not stored)."""
+        return self._slots(keys) >> 32
+
     def missing(self, keys: Sequence[str]) -> list[str]:
         """The keys not in the cache, in the given order."""
         return [keys[i] for i in np.flatnonzero(self._slots(keys) < 0).tolist()]

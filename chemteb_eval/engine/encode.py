@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -67,9 +68,9 @@ class EncodeStats:
         return out
 
 
-# Cached texts an API model encodes again at the start of a run (one request), to check that the
+# Cached texts an API model encodes again before each task (one request), to check that the
 # cache holds its vectors
-VERIFIED = 8
+VERIFIED = 16
 
 
 class EmbeddingEngine:
@@ -196,20 +197,33 @@ class EmbeddingEngine:
         return hits
 
     def _verify(self, hits: list[str], unique: dict[str, tuple[str, str]]) -> None:
-        """Once a run, where ``verify`` asks: the model encodes a few of the texts the cache
-        holds (the first ``VERIFIED`` by key: a sample no order of the run decides) and
-        ``verify`` compares them with the cached vectors."""
-        if self.verify is None or self.cache is None or not hits:
+        """Where ``verify`` asks (each prefetch: each task of an API model): the model encodes
+        a few of the texts the cache holds again, one from each block they lie in first (a
+        block is one put: vectors written at another time show), then more by key, at most
+        ``VERIFIED`` (a sample no order of the run decides), and ``verify`` compares them with
+        the cached vectors (damaged ones are left out: they are encoded again anyway)."""
+        verify = self.verify
+        if verify is None or self.cache is None or not hits:
             return
-        verify, self.verify = self.verify, None
-        sample = sorted(hits)[:VERIFIED]
-        stored = self.cache.get(sample)
-        fresh = np.zeros_like(stored)
-        for prompt in sorted({unique[k][0] for k in sample}):
-            at = [i for i, k in enumerate(sample) if unique[k][0] == prompt]
-            texts = [unique[sample[i]][1] for i in at]
-            fresh[at] = self.encoder.encode(texts, prompt=prompt, batch_size=len(texts))
-        verify(fresh, stored, str(self.cache.path))
+        keys = sorted(hits)
+        first: dict[int, str] = {}
+        for key, block in zip(keys, self.cache.blocks_of(keys).tolist(), strict=True):
+            first.setdefault(block, key)
+        sample = [first[b] for b in sorted(first)][:VERIFIED]
+        chosen = set(sample)
+        sample += [k for k in keys if k not in chosen][: VERIFIED - len(sample)]
+        have = self.cache.lookup(sample)
+        sample = sorted((k for k in sample if k in have), key=lambda k: (unique[k][0], k))
+        if not sample:
+            return
+        fresh = []  # one call a prompt, the sample grouped by prompt
+        for prompt, group in itertools.groupby(sample, key=lambda k: unique[k][0]):
+            texts = [unique[k][1] for k in group]
+            fresh.append(self.encoder.encode(texts, prompt=prompt, batch_size=len(texts)))
+        stored = [have[k] for k in sample]
+        one_width = len({len(v) for v in stored}) == 1  # two widths: no one model's cache
+        matrix = np.stack(stored) if one_width else np.zeros((1, 1), np.float32)
+        verify(np.vstack(fresh).astype(np.float32), matrix, str(self.cache.path))
 
     def _encode(
         self, keys: list[str], unique: dict[str, tuple[str, str]], bar: Any

@@ -105,14 +105,14 @@ class HTTPEmbeddingEncoder:
             index, probe = watch.text()
             sent = [*texts, probe]
         payload = self._api.post("embeddings", {"model": self.model, "input": sent})
-        vectors = self._parse(payload, len(sent))
+        vectors = self._parse(payload, len(sent), probed=watch is not None)
         if watch is None:
             return vectors
         watch.see(index, vectors[-1])
         return vectors[:-1]
 
     @staticmethod
-    def _parse(payload: Any, n: int) -> NDArray[np.float32]:
+    def _parse(payload: Any, n: int, probed: bool = False) -> NDArray[np.float32]:
         try:
             items = sorted(payload["data"], key=lambda d: d["index"])
             vectors = np.asarray([d["embedding"] for d in items], dtype=np.float32)
@@ -121,7 +121,11 @@ class HTTPEmbeddingEncoder:
                 f"embeddings response is malformed ({exc}); is this an OpenAI-compatible server?"
             ) from None
         if vectors.ndim != 2 or len(vectors) != n:
-            raise ChemtebError(f"embeddings response has {len(vectors)} vectors for {n} inputs.")
+            said = f" ({n - 1} texts and a probe text that checks the model)" if probed else ""
+            raise ChemtebError(
+                f"embeddings response has {len(vectors)} vectors for {n} inputs{said}; the "
+                "server may cap a request's inputs: pass a smaller --batch-size."
+            )
         indices = [d["index"] for d in items]
         if indices != list(range(n)):  # a row given twice, another never: vectors misassigned
             raise ChemtebError(
@@ -132,6 +136,8 @@ class HTTPEmbeddingEncoder:
 
     def encode(self, texts: list[str], *, prompt: str, batch_size: int) -> NDArray[np.float32]:
         size = min(batch_size, self.max_batch)
+        if self.probe_watch is not None:  # the probe text rides in each request: one text less
+            size = max(1, size - 1)  # (TEI refuses a 33rd input by default)
         parts = [
             self._post([prompt + t for t in texts[start : start + size]])
             for start in range(0, len(texts), size)

@@ -26,7 +26,11 @@ server may show only between runs (a gateway's cache, a sticky replica, other tr
 batches: 1e-5 per component of a 1,536-d unit vector moves it ~5.5e-4). What it cannot tell
 apart: two models whose probe vectors are closer than that; their scores differ by about as much
 as two runs of one of them. Each run's distance from the anchor is kept, so the drift between
-runs is measured and shown.
+runs is measured and shown. What no fixed probe can see: a gateway that caches each input's
+vector (LiteLLM's embedding cache) answers the probe and every text it has seen from the old
+model and only new texts from the new one; a gateway that splits one request over two replicas
+vouches for the probe's replica alone. Turn such caching off while evaluating, and give a new
+model its ``--revision``.
 """
 
 from __future__ import annotations
@@ -259,7 +263,9 @@ class Anchor:
         drift = record.get("drift", [])
         if said != (identity.model, identity.source, identity.revision) or probe is None:
             return None
-        if not isinstance(since, str) or len(since) > 40 or not isinstance(drift, list):
+        if not isinstance(since, str) or not 0 < len(since) <= 40 or not since.isprintable():
+            return None
+        if not isinstance(drift, list):
             return None
         moved = [float(d) for d in drift if isinstance(d, int | float) and 0 <= d <= 2]
         return cls(probe, since, tuple(moved[-_KEPT_RUNS:]))
@@ -305,7 +311,9 @@ class ProbeGuard:
         """``encoder`` with every request checked: an HTTP encoder carries one probe text in
         each request it sends (``probe_watch``: the same body, route and batch as the texts),
         any other encoder is asked the probe after each call."""
-        if hasattr(encoder, "probe_watch"):
+        from .http import HTTPEmbeddingEncoder
+
+        if isinstance(encoder, HTTPEmbeddingEncoder):  # ours: not a wrapper that delegates
             encoder.probe_watch = self
             return encoder
         return _Watched(encoder, self)
@@ -391,6 +399,9 @@ class ProbeGuard:
 class _Watched:
     """An API encoder that is not ours (an object a user passes), asked the probe after each
     call: its vectors are returned only once checked."""
+
+    # the vectors come back through ``encode`` alone: never the pipelined path's ``run``
+    pipelined = False
 
     def __init__(self, inner: Any, guard: ProbeGuard) -> None:
         self._inner, self._guard = inner, guard
@@ -530,8 +541,9 @@ def probe_of(
     encoder: Any, texts: Sequence[str] = PROBE_TEXTS, among: int = 0
 ) -> NDArray[np.float32]:
     """The encoder's vectors for the probe texts (no prompt): alone (``among`` 0), after
-    ``FILLER`` (1) or before it (2), in one call."""
-    batch = [list(texts), [*FILLER, *texts], [*texts, *FILLER]][among % 3]
+    ``FILLER`` seven times (1: a call of 32 texts, a full batch's kernels) or before it once
+    (2), in one call."""
+    batch = [list(texts), [*FILLER * 7, *texts], [*texts, *FILLER]][among % 3]
     out = np.asarray(encoder.encode(batch, prompt="", batch_size=len(batch)), dtype=np.float32)
-    at = len(FILLER) if among % 3 == 1 else 0
+    at = 7 * len(FILLER) if among % 3 == 1 else 0
     return out[at : at + len(texts)]

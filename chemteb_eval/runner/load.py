@@ -197,6 +197,8 @@ def api_identity(
     if meta.framework != framework_of("openai"):
         return None
     identity = ApiIdentity(meta.name, meta.source, meta.revision)
+    if "probe_watch" in vars(encoder):  # an encoder object used again: its last run's guard
+        encoder.probe_watch = None  # type: ignore[attr-defined]
     registry = ProbeRegistry.beside(cache if cache is not None else cache_folder())
     start = measure_probe(encoder)
     kept = registry.anchor(identity)
@@ -204,7 +206,7 @@ def api_identity(
     aliases: tuple[str, ...] = ()
     if not anchors:
         first = Anchor(start, date.today().isoformat())
-        anchor, aliases = _first_sight(identity, first, registry, cache, log, results)
+        anchor, aliases = _first_sight(identity, first, registry, cache, log, results, meta.source)
         anchors = [anchor]
     for anchor in anchors:  # every record of this identity, or none: no order decides
         ProbeGuard(encoder, identity, anchor, start).refuse(start, "at the start of this run")
@@ -227,19 +229,20 @@ def _first_sight(
     cache: Path | None,
     log: Log,
     results: Path | None,
+    url: str,
 ) -> tuple[Anchor, tuple[str, ...]]:
     """An identity seen for the first time: its anchor, and the labels of the layout before
     (``probe:...``, chosen by the vectors) that were this model's. The one earlier label whose
     probe this model's lies within the tolerance of is adopted (its cache moved to the new
     label's, its results folder this model's); several are named in one line and none is
-    adopted. Without any, a cache keyed by the URL alone (before probes) becomes this
-    identity's: it was the model that answered then."""
+    adopted. Without any, a cache keyed by the URL alone (``url`` as the API was given: before
+    probes) becomes this identity's. Either's vectors are checked against the model before any
+    is served (``ProbeGuard.compare``)."""
     variant = cache_variant(framework_of("openai"), "float32")
 
     def folder(fingerprint: str | None) -> tuple[Path, str]:
         assert cache is not None
-        model, source = identity.model, identity.source
-        return EmbeddingCache.path_for(cache, model, None, source, fingerprint, variant)
+        return EmbeddingCache.path_for(cache, identity.model, None, url, fingerprint, variant)
 
     earlier = [] if identity.revision else registry.earlier(identity)
     earlier += [] if identity.revision else _recorded_labels(results, identity)
@@ -280,7 +283,7 @@ def recorded_anchors(results: Path | None, identity: ApiIdentity) -> list[Anchor
         probe, record = Probe.from_record(meta.get("probe")), meta.get("probe")
         if meta.get("weights") == identity.label and probe is not None:
             since = record.get("since") if isinstance(record, dict) else None
-            ok = isinstance(since, str) and 0 < len(since) <= 40
+            ok = isinstance(since, str) and 0 < len(since) <= 40 and since.isprintable()
             out.append(Anchor(probe, str(since) if ok else "an earlier run"))
     return out
 
