@@ -246,6 +246,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         variant=variant,
     )
+    if os.environ.get("RANK", "0") != "0":  # torchrun's other ranks: the main process says it
+        return 0
     return _summary(args, report)
 
 
@@ -267,7 +269,9 @@ def _summary(args: argparse.Namespace, report: Any) -> int:
     else:
         done = (
             f"{int(enc['requested']):,} texts requested, {int(enc['unique']):,} unique, "
-            f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded ({speed})"
+            f"{int(enc['cache_hits']):,} from the cache, {int(enc['encoded']):,} encoded"
+            + (f" by {int(enc['processes'])} processes" if enc.get("processes", 1) > 1 else "")
+            + f" ({speed})"
         )
     print(f"\n{done}. {report.seconds:.1f} s in all. Results: {report.results_dir}")
     failed = len(report.errors) + sum(len(v.errors) for v in report.variants.values())

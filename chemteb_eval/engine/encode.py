@@ -26,7 +26,7 @@ from ._batches import (
     token_budget_batches,
 )
 from .cache import EmbeddingCache, text_key
-from .distributed import distributed_state, finish, gather_to_main
+from .distributed import check_shared, distributed_state, finish, gather_numbers, share
 
 __all__ = [
     "MAX_ROWS_PER_CALL",
@@ -103,6 +103,7 @@ class EmbeddingEngine:
         self.progress = progress
         self.stats = EncodeStats()
         self.redo_seconds = 0.0  # spent in embed() re-encoding damaged cache rows
+        self.ranks = 1  # the processes that encoded (torchrun's world size, once finished)
         self._memory: dict[str, NDArray[np.float32]] = {}
         self._seen: set[str] = set()  # keys prefetch has counted (stats count each once)
         # the keys prefetch counted in cache_hits and embed() has not yet read: only these may
@@ -117,9 +118,16 @@ class EmbeddingEngine:
         # Seconds each text's encoding cost: its batch's time shared evenly among the batch's
         # texts (batches are length-sorted, so a batch's texts are of similar length).
         self._cost: dict[str, float] = {}
-        self.state = distributed_state()
         # Texts per stored block: bounds memory, and is what a killed run loses at most.
         self.block = max(batch_size * 16, 512)
+        # Under torchrun: each rank encodes its share (``distributed.share``) into the one
+        # cache folder, checked to be one folder for all of them first (a collective call)
+        self.state = distributed_state()
+        self._main = self.state is None or bool(self.state.is_main_process)
+        self._others: list[str] = []  # the keys other ranks encode (their costs read at the end)
+        if self.state is not None:
+            folder = cache.path if cache is not None else None
+            check_shared(self.state, folder, cache is not None and cache.read_only)
 
     def prefetch(self, requests: Iterable[tuple[str, str]]) -> EncodeStats:
         """Encode what ``embed`` will be asked for: each unique (prompt, text) once.
@@ -127,7 +135,8 @@ class EmbeddingEngine:
         Batches are length-sorted (longest first, so the slowest batches come early and padding
         is small) and each block of texts is committed to the cache as soon as it is encoded, so
         an interrupted run resumes where it stopped. Under ``torchrun``/``accelerate launch``
-        the blocks are sharded over the processes (see ``distributed``).
+        each process encodes its own share and commits its own blocks (``distributed``); call
+        ``finish_ranks`` once every prefetch is done.
         """
         from tqdm.auto import tqdm
 
@@ -144,11 +153,18 @@ class EmbeddingEngine:
         todo = self.cache.missing(keys) if self.cache is not None else keys
         self.stats.cache_hits += len(fresh) - len(todo)
         self._verify(self._count_hits(keys, todo), unique)
-        # One global order, the same on every rank: by prompt, longest texts first.
+        # By prompt, longest texts first.
         todo.sort(key=lambda k: (unique[k][0], -len(unique[k][1])))
+        desc = "encoding"
+        if self.state is not None:  # this rank's share; the others' are theirs alone
+            world, rank = self.state.num_processes, self.state.process_index
+            mine = set(share(todo, world, rank))
+            self._others += [k for k in todo if k not in mine]
+            todo = [k for k in todo if k in mine]
+            desc = f"encoding (rank {rank} of {world})"
         bar = tqdm(
             total=len(todo),
-            desc="encoding",
+            desc=desc,
             unit="text",
             disable=not self.progress or not todo,
             # One rate: the model's texts per second, as the run's summary reports it (tqdm's
@@ -156,38 +172,43 @@ class EmbeddingEngine:
             bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
             "[{elapsed}<{remaining}{postfix}]",
         )
-        if self.state is None:
-            for start in range(0, len(todo), self.block):
-                block = todo[start : start + self.block]
-                try:
-                    vectors, seconds = self._encode(block, unique, bar)
-                except BaseException:  # a failed call, Ctrl-C: what finished is kept
-                    self._keep_done()
-                    raise
-                self._store(block, vectors, seconds)
-        else:
-            # Each block is split between the processes and gathered back, in order, on the
-            # main process, which stores it; a killed run keeps every stored block.
-            for start in range(0, len(todo), self.block):
-                pairs = list(enumerate(todo[start : start + self.block]))
-                with self.state.split_between_processes(pairs) as mine:
-                    vectors, seconds = self._encode([k for _, k in mine], unique, bar)
-                    payload = [
-                        (i, v, t) for (i, _), v, t in zip(mine, vectors, seconds, strict=True)
-                    ]
-                gathered = gather_to_main(self.state, payload)
-                if gathered is not None:
-                    gathered.sort(key=lambda item: item[0])
-                    assert [i for i, _, _ in gathered] == list(range(len(pairs)))
-                    self._store(
-                        [k for _, k in pairs],
-                        np.stack([v for _, v, _ in gathered]),
-                        [t for _, _, t in gathered],
-                    )
-            finish(self.state)
+        for start in range(0, len(todo), self.block):
+            block = todo[start : start + self.block]
+            try:
+                vectors, seconds = self._encode(block, unique, bar)
+            except BaseException:  # a failed call, Ctrl-C: what finished is kept
+                self._keep_done()
+                raise
+            self._store(block, vectors, seconds)
         bar.close()
         self.flush()  # everything encoded is committed before anyone reads it
         return self.stats
+
+    def finish_ranks(self) -> None:
+        """Under torchrun, once every prefetch is done: this rank's blocks committed, wait for
+        the others (the one barrier of a run), then count what all of them encoded (the texts
+        summed, the seconds the slowest rank's: the run's throughput) and take the costs of the
+        texts the others encoded from the cache, so that a task's record reads as at world size
+        1. Closes the process group. Nothing happens in one process."""
+        state = self.state
+        if state is None:
+            return
+        self.flush()
+        mine = {"encoded": self.stats.encoded, "seconds": self.stats.seconds}
+        if self.stats.tokens is not None:
+            mine["tokens"] = self.stats.tokens
+        every = gather_numbers(state, mine)
+        self.stats.encoded = int(sum(n["encoded"] for n in every))
+        self.stats.seconds = max(n["seconds"] for n in every)
+        tokens = [n["tokens"] for n in every if "tokens" in n]
+        self.stats.tokens = int(sum(tokens)) if tokens else None
+        self.ranks = len(every)
+        finish(state)
+        self.state = None  # the group is closed: a later prefetch runs alone
+        if self.cache is not None and self._others and self._main:
+            others = [k for k in self._others if k not in self._cost]
+            self._cost.update(self.cache.costs(others))
+        self._others = []
 
     def _count_hits(self, keys: list[str], todo: list[str]) -> list[str]:
         """The keys found in the cache (``todo``: those not), kept as counted hits."""
@@ -495,7 +516,7 @@ class EmbeddingEngine:
     @property
     def is_main_process(self) -> bool:
         """False on the helper ranks of a sharded run (they encode but do not score or write)."""
-        return self.state is None or bool(self.state.is_main_process)
+        return self._main
 
     def embed(self, texts: list[str], prompt: str) -> NDArray[np.float32]:
         """The embeddings of ``texts`` (after ``prefetch``), one row per text, in order."""

@@ -61,14 +61,16 @@ def prefetch(
     """Encode every text the loaded tasks need: all at once where a text's vector does not
     depend on its batch (``engine.batch_invariant``), else task by task in the plan's order, so
     that a task's texts share batches only with each other (what the task alone would do; a
-    text another task encoded first is still served from the cache)."""
+    text another task encoded first is still served from the cache). Under torchrun each rank
+    encodes its share of each, and all meet once at the end."""
     tasks = {t.name: t for t in plan.tasks}
     if engine.batch_invariant:
         engine.prefetch(requests(encoder, tasks, loaded))
-        return
-    for task in plan.tasks:
-        if task.name in loaded:
-            engine.prefetch(requests(encoder, tasks, {task.name: loaded[task.name]}))
+    else:
+        for task in plan.tasks:
+            if task.name in loaded:
+                engine.prefetch(requests(encoder, tasks, {task.name: loaded[task.name]}))
+    engine.finish_ranks()  # torchrun: the run's one barrier, every rank's blocks committed
 
 
 def task_keys(encoder: Encoder, task: Task, data: TaskData) -> set[str]:

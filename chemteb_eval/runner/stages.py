@@ -206,13 +206,14 @@ def prepare(
 
 def execute(prepared: Prepared, started: float) -> RunReport:
     """The stages in order: load the model, plan and load what is pending, encode, score and
-    write. Under torchrun/accelerate every rank loads the data and encodes its shard; only the
-    main process scores and writes."""
+    write. Under torchrun/accelerate every rank loads the data and encodes its share into the
+    cache; after the one barrier only the main process scores (from the cache) and writes."""
     output_dir = prepared.options.output_dir
     existed = {p for p in (output_dir, *output_dir.parents) if p.exists()}
+    state = distributed_state()  # before the model: each rank on its own GPU
+    prepared = _on_rank_device(prepared, state)
     opened = open_model(prepared)
     report = RunReport(results_dir=opened.out_dir)
-    state = distributed_state()
     main = state is None or bool(state.is_main_process)
     with no_empty_folder_left(opened.out_dir, existed):
         # opened first: a damaged cache stops the run before any work
@@ -253,7 +254,7 @@ def execute(prepared: Prepared, started: float) -> RunReport:
         if main:
             _score(prepared, opened, engine, report, loaded, identities, folders)
     finally:
-        report.encoding = engine.stats.to_dict()
+        report.encoding = _encoding(engine)
         report.seconds = time.perf_counter() - started
         try:
             engine.close()  # the block in flight committed (after Ctrl-C too)
@@ -263,6 +264,24 @@ def execute(prepared: Prepared, started: float) -> RunReport:
         if main:  # also after Ctrl-C or an error: what was done is recorded
             write_records(prepared, opened, report, folders)
     return report
+
+
+def _encoding(engine: EmbeddingEngine) -> dict[str, float]:
+    """The run's encoding record; under torchrun every rank's texts at the slowest rank's time,
+    and how many processes encoded."""
+    out = engine.stats.to_dict()
+    if engine.ranks > 1:
+        out["processes"] = engine.ranks
+    return out
+
+
+def _on_rank_device(prepared: Prepared, state: Any) -> Prepared:
+    """Under torchrun on GPUs, a run that names no GPU index takes its local rank's
+    (``cuda:LOCAL_RANK``, as accelerate places it): four ranks on one GPU would share it."""
+    device = prepared.options.device
+    if state is None or device not in (None, "cuda") or state.device.type != "cuda":
+        return prepared
+    return replace(prepared, options=replace(prepared.options, device=str(state.device)))
 
 
 def _load_pending(
