@@ -427,3 +427,84 @@ def test_job_plan_quotes_and_validates() -> None:
     assert "push-results" not in script and plan.push_to is None
     with pytest.raises(ValueError, match="benchmark"):
         job_plan("org/model", "ChemTEBB", "l4x1")
+
+
+# -- a multi-GPU flavor: one process per GPU (issue 60) ----------------------------------------
+
+
+def _hardware(name: str, gpus: int) -> dict[str, Any]:
+    """One entry of the Hub's Jobs hardware list, in the fields huggingface_hub reads."""
+    accelerator = {"type": "gpu", "model": "A100", "quantity": str(gpus), "vram": "80 GB"}
+    return {
+        "name": name,
+        "prettyName": name,
+        "cpu": "12 vCPU",
+        "ram": "142 GB",
+        "accelerator": dict(accelerator, manufacturer="Nvidia") if gpus else None,
+        "unitCostMicroUSD": 1,
+        "unitCostUSD": 0.000001,
+        "unitLabel": "minute",
+    }
+
+
+def test_a_multi_gpu_flavor_runs_one_process_per_gpu(hub: FakeHub, tmp_path: Path) -> None:
+    hub.hardware = [_hardware("cpu-basic", 0), _hardware("a100x4", 4), _hardware("l4x1", 1)]
+    dry = chemteb(hub, tmp_path, "submit", "-m", "alice/model", "--flavor", "a100x4", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "4 GPUs (from the Hub's Jobs hardware list): chemteb run on 4 processes" in dry.stdout
+    assert "torchrun --standalone --nproc_per_node=4 -m chemteb_eval run -m alice/model" in (
+        dry.stdout
+    )
+    assert "GET /api/jobs/hardware" in hub.requests and not hub.jobs  # a dry run sends no Job
+    done = chemteb(hub, tmp_path, "submit", "-m", "alice/model", "--flavor", "a100x4")
+    assert done.returncode == 0, done.stderr
+    (job,) = hub.jobs
+    script = job["spec"]["command"][-1]
+    assert "&& torchrun --standalone --nproc_per_node=4 -m chemteb_eval run -m alice/model" in (
+        script
+    )
+    assert script.endswith("chemteb push-results /tmp/chemteb-results --repo-id alice/model")
+    assert "runs chemteb on 4 processes, one per GPU (4 GPUs" in done.stdout
+    for flavor in ("l4x1", "cpu-basic"):  # one GPU or none: one plain process
+        one = chemteb(hub, tmp_path, "submit", "-m", "alice/model", "--flavor", flavor, "--dry-run")
+        assert one.returncode == 0 and "chemteb run on one process" in one.stdout
+        assert "torchrun" not in one.stdout and "&& chemteb run -m alice/model" in one.stdout
+
+
+def test_the_flavor_table_answers_when_the_hub_does_not(hub: FakeHub, tmp_path: Path) -> None:
+    # no hardware list (404), then no Hub at all: the table, and it says so
+    dry = chemteb(hub, tmp_path, "submit", "-m", "alice/model", "--flavor", "h200x8", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "8 GPUs (from chemteb's flavor table" in dry.stdout and "nproc_per_node=8" in dry.stdout
+    closed = chemteb(
+        hub,
+        tmp_path,
+        *("submit", "-m", "alice/model", "--flavor", "a10g-largex2", "--dry-run"),
+        endpoint="http://127.0.0.1:9",
+    )
+    assert closed.returncode == 0, closed.stderr
+    assert "2 GPUs (from chemteb's flavor table" in closed.stdout
+
+
+def test_flavor_gpus_takes_the_hubs_count_over_the_table(hub: FakeHub, tmp_path: Path) -> None:
+    from huggingface_hub import JobHardware
+
+    from chemteb_eval.hub.jobs import flavor_gpus
+
+    # every flavor huggingface_hub knows has a count in the table, ranging as its name says
+    for flavor in JobHardware:
+        count, source = flavor_gpus(flavor.value, ask_hub=False)
+        assert "table" in source
+        assert count == (0 if flavor.value.startswith("cpu") else 1) or flavor.value.endswith(
+            f"x{count}"
+        )
+    # a flavor the Hub lists with a count its name does not state: the Hub's count
+    hub.hardware = [_hardware("future-gpu", 8)]
+    code = (
+        "from chemteb_eval.hub.jobs import flavor_gpus; "
+        "print(flavor_gpus('future-gpu'), flavor_gpus('future-gpu', ask_hub=False))"
+    )
+    said = python(hub, tmp_path, code)
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.split(")")[0] == '(8, "from the Hub\'s Jobs hardware list"'
+    assert "(1, \"from chemteb's flavor table" in said.stdout

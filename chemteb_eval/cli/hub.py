@@ -159,6 +159,7 @@ def add_submit(sub: Subparsers) -> None:
 def _cmd_submit(args: argparse.Namespace) -> int:
     from chemteb_eval.hub import job_plan, submit
     from chemteb_eval.hub._repo import check_namespace, check_repo_id
+    from chemteb_eval.hub.jobs import flavor_gpus
 
     if args.wheel_repo and not args.local:
         raise ValueError("--wheel-repo: only with --local (where the checkout's wheel goes).")
@@ -173,12 +174,18 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if args.namespace is not None:
         check_namespace(args.namespace, "--namespace")
     wheel = _local_wheel(args) if args.local else None
-    plan = job_plan(*plan_args, **options, package=args.package, wheel=wheel, timeout=args.timeout)
+    gpus, source = flavor_gpus(args.flavor)
+    plan = job_plan(
+        *plan_args, **options, package=args.package, wheel=wheel, timeout=args.timeout, gpus=gpus
+    )
+    processes = f"{plan.processes} processes, one per GPU" if plan.processes > 1 else "one process"
+    where = f"{gpus} GPU{'s' * (gpus != 1)}" if gpus else "no GPU"
     if args.dry_run:
         print(f"[dry run] image {plan.image} on {plan.flavor} (timeout {plan.timeout}):")
+        print(f"  {where} ({source}): chemteb run on {processes}")
         print("  " + plan.command[-1])
         return 0
-    print(f"The Job installs {plan.package}")
+    print(f"The Job installs {plan.package} and runs chemteb on {processes} ({where}, {source})")
     submit(plan, namespace=args.namespace)
     return 0
 

@@ -42,6 +42,7 @@ __all__ = [
     "checkout_commit",
     "checkout_state",
     "copy_tracked_files",
+    "flavor_gpus",
     "job_extras",
     "job_plan",
     "submit",
@@ -81,6 +82,61 @@ class JobPlan:
     push_to: str | None
     package: str = f"chemteb-eval=={__version__}"  # the requirement installed (or the wheel's)
     wheel: WheelRef | None = None
+    processes: int = 1  # ``chemteb run`` processes: one per GPU of the flavor
+
+
+# GPUs per Jobs flavor, for when the Hub's own hardware list (huggingface_hub's
+# ``list_jobs_hardware``: GET /api/jobs/hardware, each flavor's ``accelerator.quantity``) is out
+# of reach: huggingface_hub 2.5.0's ``JobHardware`` flavors, each with the count its name states
+# (``x2``, ``x4``, ``x8``; a GPU flavor without one has a single GPU; ``cpu-*`` none). A flavor
+# missing here follows the same rule on its name.
+_GPUS: dict[str, int] = {
+    **dict.fromkeys(("cpu-basic", "cpu-upgrade", "cpu-performance", "cpu-xl"), 0),
+    **dict.fromkeys(("t4-small", "t4-medium", "l4x1", "l40sx1", "a10g-small", "a10g-large"), 1),
+    **dict.fromkeys(("a100-large", "h200", "rtx-pro-6000"), 1),
+    **dict.fromkeys(("a10g-largex2", "h200x2", "rtx-pro-6000x2"), 2),
+    **dict.fromkeys(("l4x4", "l40sx4", "a10g-largex4", "a100x4", "h200x4", "rtx-pro-6000x4"), 4),
+    **dict.fromkeys(("l40sx8", "a100x8", "h200x8", "rtx-pro-6000x8"), 8),
+}
+_TABLE = "from chemteb's flavor table: the Hub's hardware list was out of reach"
+_HUB_LIST = "from the Hub's Jobs hardware list"
+
+
+def flavor_gpus(flavor: str, *, ask_hub: bool = True) -> tuple[int, str]:
+    """How many GPUs a Jobs ``flavor`` has, and where that count comes from: the Hub's hardware
+    list where it answers (``ask_hub``), else ``_GPUS`` (or the count in the flavor's name)."""
+    if ask_hub:
+        from chemteb_eval._env import hub_reachable
+
+        if hub_reachable():
+            try:
+                from huggingface_hub import HfApi
+
+                for hardware in HfApi().list_jobs_hardware():
+                    if hardware.name == flavor:
+                        accelerator = hardware.accelerator
+                        if accelerator is None:
+                            return 0, _HUB_LIST
+                        count = int(accelerator.quantity)
+                        if 0 <= count <= 64:
+                            return count, _HUB_LIST
+            except Exception:  # an old Hub, a changed answer: the table says it
+                pass
+    if flavor in _GPUS:
+        return _GPUS[flavor], _TABLE
+    if flavor.startswith("cpu"):
+        return 0, _TABLE
+    found = re.search(r"x([1-9][0-9]?)$", flavor)
+    return (int(found.group(1)) if found else 1), _TABLE
+
+
+def run_command(args: str, gpus: int) -> str:
+    """``chemteb run ARGS`` as the Job runs it: one process per GPU under torchrun where the
+    flavor has several (each encodes its share into the one cache, rank 0 scores and writes;
+    docs/running.md), else one process."""
+    if gpus <= 1:
+        return f"chemteb run {args}"
+    return f"torchrun --standalone --nproc_per_node={gpus} -m chemteb_eval run {args}"
 
 
 def job_extras(model: str, benchmark: str) -> tuple[str, ...]:
@@ -134,6 +190,7 @@ def job_plan(
     wheel: WheelRef | None = None,
     timeout: str = "6h",
     batch_size: int = 64,
+    gpus: int | None = None,
 ) -> JobPlan:
     """The image and command of the Job (validated; nothing is sent).
 
@@ -150,6 +207,8 @@ def job_plan(
         wheel: install this uploaded wheel instead (``--local``; see ``upload_wheel``).
         timeout: the Job's time limit (``30m``, ``6h``, ...).
         batch_size: the encoding batch size.
+        gpus: the flavor's GPUs (``flavor_gpus``); default the table's count. Several: one
+            process per GPU under torchrun.
     """
     batch_size = check_batch_size(batch_size)  # a GPU Job's default: twice a local run's
     from huggingface_hub import JobHardware
@@ -172,10 +231,13 @@ def job_plan(
         )
     out = "/tmp/chemteb-results"
     installed, steps = _install_steps(job_extras(model, benchmark), package, wheel)
-    steps.append(
-        f"chemteb run -m {shlex.quote(model)} -b {shlex.quote(benchmark)} --output-dir {out} "
+    if gpus is None:
+        gpus = flavor_gpus(flavor, ask_hub=False)[0]
+    args = (
+        f"-m {shlex.quote(model)} -b {shlex.quote(benchmark)} --output-dir {out} "
         f"--batch-size {batch_size} --quiet"
     )
+    steps.append(run_command(args, gpus))
     if push and target is not None:
         steps.append(f"chemteb push-results {out} --repo-id {shlex.quote(target)}")
     return JobPlan(
@@ -186,6 +248,7 @@ def job_plan(
         push_to=target if push else None,
         package=installed,
         wheel=wheel,
+        processes=max(gpus, 1),
     )
 
 

@@ -4,7 +4,8 @@ clients.
 Point ``HF_ENDPOINT`` at ``FakeHub.url`` (before those libraries are imported: both read it at
 import) and they talk to this server. Served: repo info at a revision, tree listings, file
 resolution (HEAD/GET, also as evaluate fetches Space files), whoami, repo creation, preupload
-and commit (regular uploads; ``create_pr`` makes ``refs/pr/N``), and Job creation. Writes need a
+and commit (regular uploads; ``create_pr`` makes ``refs/pr/N``), Job creation and the Jobs
+hardware list (``hardware``). Writes need a
 ``Bearer`` token the test registered; a token may write only to its user's and orgs' repos.
 A private repo (``private`` at creation) is a 404 to anyone else, as on the Hub.
 Repos are in memory; each commit is a full snapshot with a 40-hex sha.
@@ -59,6 +60,8 @@ class FakeHub:
         self.tokens: dict[str, tuple[str, list[str], bool]] = {}  # token -> user, orgs, write
         self.requests: list[str] = []
         self.jobs: list[dict[str, Any]] = []
+        # what GET /api/jobs/hardware answers (huggingface_hub's list_jobs_hardware); None: 404
+        self.hardware: list[dict[str, Any]] | None = None
         self._lock = threading.Lock()
         hub = self
 
@@ -193,6 +196,10 @@ class FakeHub:
                 return self._validate_yaml(h, json.loads(data))
             if path == "/api/repos/create" and method == "POST":
                 return self._create_repo(h, json.loads(data))
+            if path == "/api/jobs/hardware" and method == "GET":
+                if self.hardware is None:
+                    return self._error(h, 404, "NotFound", "no hardware list")
+                return self._json(h, self.hardware)
             if parts[:2] == ["api", "jobs"] and method == "POST" and len(parts) == 3:
                 return self._create_job(h, parts[2], json.loads(data))
             if (
