@@ -9,6 +9,14 @@ batch size, in float32 and float16 (targets: engine >= 80% of forward-only; Mini
     python benchmarks/gpu_check.py MODEL_FOLDER [--out gpu_check.json] [--device cuda]
     python benchmarks/gpu_check.py MODEL_FOLDER --device cpu --texts 256   # the script itself
 
+Issue 60 adds `--world`: the engine's texts/s per GPU under torchrun at world size 1 and N (every
+GPU; `--gpus`), each rank encoding its share into one fresh cache folder, over `--world-texts`
+(default 100,000) distinct texts in float32, float16 and bfloat16 — what `chemteb submit
+--flavor h200x8` pays for, per GPU:
+
+    python benchmarks/gpu_check.py MODEL_FOLDER --world [--gpus 8]
+    python benchmarks/gpu_check.py MODEL_FOLDER --world --device cpu --gpus 2 --world-texts 2000
+
 The larger encoder is built by the script, not downloaded: BERT-base's architecture (12 layers,
 768-d, 110M parameters) with random weights and MiniLM's tokenizer (the same uncased vocabulary),
 mean-pooled: its speed is the architecture's, its vectors mean nothing.
@@ -181,14 +189,96 @@ def pipeline(model: str, corpus: list[str], device: str, sizes: tuple[int, ...])
     return out
 
 
+def world_worker(model: str, n: int, precision: str, cache: str, device: str) -> None:
+    """One rank of ``--world``: the engine over ``n`` distinct texts into the shared ``cache``
+    (each rank its share, one barrier at the end); rank 0 prints the run's texts/s."""
+    import os
+
+    import torch
+
+    from chemteb_eval.engine import EmbeddingEngine
+    from chemteb_eval.engine.cache import EmbeddingCache
+    from chemteb_eval.models.sentence_transformers import SentenceTransformerEncoder
+
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    on = f"cuda:{local}" if device == "cuda" else "cpu"
+    encoder = SentenceTransformerEncoder(model, device=on, precision=precision)
+    corpus = [f"{t} {i}" for i, t in enumerate(texts(n, seed=1))]
+    store = EmbeddingCache(Path(cache), "gpu-check", precision, "-")
+    batch = 256 if device == "cuda" else 16
+    engine = EmbeddingEngine(encoder, store, batch_size=batch, progress=False)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    engine.prefetch(("", t) for t in corpus)
+    engine.finish_ranks()
+    wall = time.perf_counter() - started
+    if os.environ.get("RANK", "0") == "0":
+        done = {"texts": engine.stats.encoded, "wall_s": wall, "encode_s": engine.stats.seconds}
+        print("WORLD " + json.dumps(done))
+
+
+def world(model: str, n: int, device: str, gpus: int) -> dict[str, Any]:
+    """Texts/s per GPU at world size 1 and ``gpus``, per precision (a fresh cache each)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    torchrun = shutil.which("torchrun", path=str(Path(sys.executable).parent)) or "torchrun"
+    out: dict[str, Any] = {"texts": n, "gpus": gpus}
+    precisions = ("float32", "float16", "bfloat16") if device == "cuda" else ("float32",)
+    for precision in precisions:
+        for size in sorted({1, gpus}):
+            with tempfile.TemporaryDirectory() as cache:
+                cmd = [torchrun, "--standalone", f"--nproc_per_node={size}", __file__, model,
+                       "--world-worker", cache, "--world-texts", str(n),
+                       "--precision", precision, "--device", device]  # fmt: skip
+                proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            line = [x for x in proc.stdout.splitlines() if x.startswith("WORLD ")]
+            if proc.returncode != 0 or not line:
+                out[f"{precision}/world{size}"] = {"failed": proc.stderr[-1500:]}
+                continue
+            done = json.loads(line[0][len("WORLD ") :])
+            rate = done["texts"] / done["wall_s"]
+            out[f"{precision}/world{size}"] = {
+                **done,
+                "texts_per_s": round(rate),
+                "texts_per_s_per_gpu": round(rate / size),
+            }
+        one, many = out.get(f"{precision}/world1", {}), out.get(f"{precision}/world{gpus}", {})
+        if gpus > 1 and "texts_per_s" in one and "texts_per_s" in many:
+            out[f"{precision}/scaling"] = round(many["texts_per_s"] / one["texts_per_s"] / gpus, 3)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
     parser.add_argument("--out", type=Path, default=Path("gpu_check.json"))
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--texts", type=int, default=4000)
+    parser.add_argument("--world", action="store_true", help="texts/s per GPU at world 1 and N")
+    parser.add_argument("--gpus", type=int, help="N for --world (default: every GPU)")
+    parser.add_argument("--world-texts", type=int, default=100_000)
+    parser.add_argument("--world-worker", metavar="CACHE", help=argparse.SUPPRESS)
+    parser.add_argument("--precision", default="float32", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.world_worker:
+        world_worker(args.model, args.world_texts, args.precision, args.world_worker, args.device)
+        return
     import torch
+
+    if args.world:
+        gpus = args.gpus or (torch.cuda.device_count() if args.device == "cuda" else 2)
+        report = {
+            "device": args.device,
+            "world": world(args.model, args.world_texts, args.device, gpus),
+        }
+        if args.device == "cuda":
+            report["gpu"] = torch.cuda.get_device_name(0)
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        print(json.dumps(report, indent=2))
+        return
 
     if args.device == "cpu":  # the script checked on a machine without a GPU: pipeline only
         corpus = texts(args.texts)

@@ -113,13 +113,31 @@ def _commands(block: Block) -> list[list[str]]:
 
 
 def _chemteb_args(words: list[str]) -> list[str] | None:
+    if words[0] == "srun":  # Slurm starts the torchrun: its own options, then the command
+        words = words[words.index("torchrun") :] if "torchrun" in words else words
     if words[0] == "chemteb":
         return words[1:]
     if words[0] == "torchrun" and "-m" in words:
         at = words.index("-m")
         assert words[at + 1] == "chemteb_eval", words
+        _check_torchrun(words[1:at])
         return words[at + 2 :]
     return None
+
+
+def _check_torchrun(options: list[str]) -> None:
+    """torchrun's own options as torch's parser reads them (a misspelt --rdzv flag fails)."""
+    from torch.distributed.run import get_args_parser
+
+    try:
+        get_args_parser().parse_args([*options, "-m", "chemteb_eval"])
+    except SystemExit:
+        pytest.fail(f"`torchrun {shlex.join(options)}`: options torchrun does not take")
+
+
+def _sets_variables(words: list[str]) -> bool:
+    """``export NAME=VALUE ...``: a block setting the environment the next command reads."""
+    return words[0] == "export" and all(re.fullmatch(r"[A-Z_]+=\S*", w) for w in words[1:])
 
 
 @pytest.mark.parametrize(
@@ -130,6 +148,8 @@ def test_every_command_is_one_chemteb_takes(block: Block) -> None:
 
     for words in _commands(block):
         args = _chemteb_args(words)
+        if args is None and _sets_variables(words):
+            continue
         if args is None:
             assert words[0] in OTHER_COMMANDS, f"{block.where}: {words[0]} is not a command here"
             continue
