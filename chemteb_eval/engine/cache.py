@@ -209,8 +209,9 @@ class EmbeddingCache:
         return True
 
     def _reclaim(self) -> None:
-        """Delete the part files of writers that died mid-block (their lock is free), and files
-        a writer killed between creating and locking one left (empty, a minute old)."""
+        """Delete the part files of writers that died mid-block (their lock is free), files a
+        writer killed between creating and locking one left (empty, a minute old), and the mark
+        of a torchrun start whose rank 0 died before removing it (an hour old)."""
         for part in [*self.path.glob("*.part"), *self.path.glob("*.new")]:
             try:
                 with open_regular(part) as file:
@@ -220,6 +221,10 @@ class EmbeddingCache:
                 part.unlink()
             except OSError:
                 continue  # gone already, not a file, or held open (Windows)
+        for mark in self.path.glob("ranks.*.check"):  # a torchrun start's, its rank 0 killed
+            with contextlib.suppress(OSError):
+                if time.time() - mark.stat().st_mtime > 3600:
+                    mark.unlink()
 
     def close(self) -> None:
         with self._lock:

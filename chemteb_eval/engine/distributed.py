@@ -77,14 +77,16 @@ def check_shared(state: Any, folder: Path | None, read_only: bool) -> None:
             mark.touch()
         except OSError:
             mark = None
-    dist.broadcast_object_list(token, src=0)
-    name = folder.name if folder is not None else None
-    seen = folder is not None and (folder / f"ranks.{token[0]}.check").is_file()
-    mine = (_where(), name, seen, read_only)
-    every: list[Any] = [None] * state.num_processes
-    dist.all_gather_object(every, mine)
-    if mark is not None:
-        mark.unlink(missing_ok=True)
+    try:
+        dist.broadcast_object_list(token, src=0)
+        name = folder.name if folder is not None else None
+        seen = folder is not None and (folder / f"ranks.{token[0]}.check").is_file()
+        mine = (_where(), name, seen, read_only)
+        every: list[Any] = [None] * state.num_processes
+        dist.all_gather_object(every, mine)
+    finally:  # (a rank 0 killed here leaves it: the cache's next opener removes it, aged)
+        if mark is not None:
+            mark.unlink(missing_ok=True)
     first = every[0][1]
     if first is None:
         raise ChemtebError(
