@@ -72,11 +72,14 @@ def _port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _two_nodes(tmp: Path, name: str, envs: list[dict[str, str]]) -> list[Any]:
-    """Two torchrun launches of one process each, meeting through a c10d rendezvous."""
+def _two_nodes(
+    tmp: Path, name: str, envs: list[dict[str, str]], clis: list[list[str]] | None = None
+) -> list[Any]:
+    """Two torchrun launches of one process each, meeting through a c10d rendezvous (each
+    with its own ``chemteb`` arguments where ``clis`` gives them)."""
     port, out = _port(), tmp / name / "out"
     procs = []
-    for env in envs:
+    for i, env in enumerate(envs):
         cmd = [
             _torchrun(),
             "--nnodes=2",
@@ -84,7 +87,7 @@ def _two_nodes(tmp: Path, name: str, envs: list[dict[str, str]]) -> list[Any]:
             "--rdzv-backend=c10d",
             f"--rdzv-endpoint=127.0.0.1:{port}",
             f"--rdzv-id={name}",
-            *_cli(out),
+            *(clis[i] if clis else _cli(out)),
         ]
         procs.append(
             subprocess.Popen(
@@ -240,4 +243,69 @@ def test_no_cache_under_torchrun_is_a_clear_error(base: dict[str, str], tmp_path
     cmd = [_torchrun(), "--standalone", "--nproc_per_node=2", *_cli(out, "--no-cache")]
     proc = _launch(cmd, env)
     assert proc.returncode != 0
-    assert "run without --no-cache" in proc.stderr
+    assert "run without an embedding cache (--no-cache)" in proc.stderr
+    assert proc.stderr.count("chemteb:") == 1  # rank 0 says what every rank fails alike
+
+
+# -- what an outside attack found (issue 60): each failed before ------------------------------
+
+
+def test_a_node_with_its_own_stale_results_follows_rank_0s_plan(
+    base: dict[str, str], single: Path, tmp_path: Path
+) -> None:
+    """The results folder need only be rank 0's: a node whose own folder holds every result
+    still encodes its share (it skipped them all, rank 0 encoded everything, and the run
+    said 409 of 720 encoded)."""
+    env = _env(base, tmp_path / "stale" / "cache")
+    stale = tmp_path / "stale" / "theirs"
+    shutil.copytree(single / "out", stale)
+    outs = [tmp_path / "stale" / "out", stale]
+    done = _two_nodes(tmp_path, "stale", [env, env], [_cli(o) for o in outs])
+    assert all(rc == 0 for rc, _, _ in done), [err[-2000:] for _, _, err in done]
+    run = tmp_path / "stale"
+    assert _vectors(run) == _vectors(single)
+    assert _results(run) == _results(single)
+    folder = next((run / "cache").rglob("*.vectors"))
+    owners = {frozenset(int(k[:16], 16) % 2 for k in keys) for _, _, keys, _ in blocks(folder)}
+    assert owners == {frozenset({0}), frozenset({1})}  # rank 1 encoded its share
+    encoding = _summary(run)["encoding"]
+    assert encoding["encoded"] == len(_vectors(single)) and encoding["processes"] == 2
+    said = "".join(out + err for _, out, err in done)
+    assert "already have results" not in said  # rank 1 says nothing of its own folder
+    assert said.count("texts requested") == 1  # the summary, once
+
+
+@pytest.mark.parametrize(
+    "what, said",
+    [
+        ("tasks", "rank 1 on"),
+        ("no-cache", "run without an embedding cache (--no-cache)"),
+        ("cache-is-a-file", "chemteb: rank 1: embedding cache folder"),
+    ],
+)
+def test_a_node_started_otherwise_is_told_on_its_own_node(
+    what: str, said: str, base: dict[str, str], tmp_path: Path
+) -> None:
+    env = _env(base, tmp_path / what / "cache")
+    out = tmp_path / what / "out"
+    clis, envs = [_cli(out), _cli(out)], [env, dict(env)]
+    if what == "tasks":
+        clis[1] = [*_cli(out)[:3], "-t", TASKS[0], *_cli(out)[3 + 2 * len(TASKS) :]]
+    elif what == "no-cache":
+        clis[1] = _cli(out, "--no-cache")
+    else:
+        (tmp_path / "afile").write_text("not a folder")
+        envs[1]["CHEMTEB_CACHE"] = str(tmp_path / "afile")
+    done = _two_nodes(tmp_path, what, envs, clis)
+    assert all(rc != 0 for rc, _, _ in done)
+    node_b = done[1][2]
+    assert said in node_b, node_b[-2000:]  # the node at fault says it, in one line
+    if what == "tasks":
+        assert "other tasks or settings than rank 0" in node_b
+        assert "other tasks or settings than rank 0" in done[0][2]  # and rank 0 too
+    for _, _, err in done:  # our lines, not a Python traceback of ours (torchrun's may follow)
+        ours = [line for line in err.splitlines() if line.startswith("chemteb:")]
+        assert ours and all("Traceback" not in line for line in ours)
+        assert "[rank0]: Traceback" not in err and "[rank1]: Traceback" not in err
+    assert not list((tmp_path / what).rglob("*.block"))
+    assert not list((tmp_path / what).rglob("PipChem*.json"))

@@ -7,6 +7,7 @@ Each command's arguments sit beside its handler (``evaluate.py``, ``run.py``, ``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
@@ -50,21 +51,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _say(line: str) -> None:
-    """An error line, once: under torchrun every process fails alike, and rank 0 says it. The
-    other ranks wait a moment before they exit: torchrun stops every process as soon as one
-    exits, and a rank that failed first would otherwise cut rank 0 off before its line (seen
-    under load: no line at all)."""
-    if os.environ.get("RANK", "0") == "0":
+def _say(line: str, *, own: bool = False) -> None:
+    """An error line: under torchrun rank 0 says what every process fails alike (an argument),
+    and each other rank says only its own error (``own``: its cache, its data; a start check
+    it is named in), as ``chemteb: rank N: ...``. The other ranks wait a moment before they
+    exit: torchrun stops every process as soon as one exits, and a rank that failed first
+    would otherwise cut rank 0 off before its line (seen under load: no line at all)."""
+    rank = os.environ.get("RANK", "0")
+    if rank != "0" and own and f"rank {rank} on " not in line:
+        line = line.replace("chemteb: ", f"chemteb: rank {rank}: ", 1)
+    if rank == "0" or own:
         # a path or name from the user's files may hold control characters: never raw
-        print("".join(c if c.isprintable() else "?" for c in line), file=sys.stderr)
-    else:
+        print("".join(c if c.isprintable() else "?" for c in line), file=sys.stderr, flush=True)
+    if rank != "0":
         import time
 
-        time.sleep(_HELPER_RANK_WAIT)
+        with contextlib.suppress(KeyboardInterrupt):  # torchrun's SIGTERM: leave at once
+            time.sleep(_HELPER_RANK_WAIT)
 
 
 _HELPER_RANK_WAIT = 3.0  # seconds: rank 0 fails the same way, well within it
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM as Ctrl-C: the block in flight and the calls that finished are committed and the
+    run's record written before the process ends (torchrun sends it to every other rank when
+    one fails, then SIGKILL 30 s later)."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread (an embedding program's)
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -101,6 +120,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if not hasattr(args, "func"):
         parser.print_help()
         return 0
+    if args.command == "run":  # torchrun stops the other ranks so, as do Slurm and docker
+        _terminate_as_interrupt()
     try:
         result: int = args.func(args)
     except ValueError as exc:
@@ -108,8 +129,9 @@ def _main(argv: Sequence[str] | None) -> int:
         _say(f"chemteb: error: {exc}")
         return 2
     except ChemtebError as exc:
-        # The environment (token, network, data): one line that says what to do.
-        _say(f"chemteb: {exc}")
+        # The environment (token, network, data): one line that says what to do (a start check
+        # of torchrun's ranks that names other ranks than this one: theirs and rank 0's to say)
+        _say(f"chemteb: {exc}", own=getattr(exc, "said", True))
         return 1
     except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback from inside torch
         if getattr(args, "writes", True):

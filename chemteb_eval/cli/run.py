@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from chemteb_eval.models import DEFAULT_BATCH_SIZE, DEFAULT_MODEL, model_help
 from chemteb_eval.results.markup import shown
@@ -247,8 +247,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         variant=variant,
     )
     if os.environ.get("RANK", "0") != "0":  # torchrun's other ranks: the main process says it
-        return 0
+        _leave()
     return _summary(args, report)
+
+
+def _leave() -> NoReturn:
+    """A torchrun rank other than the main one, its share committed and its group closed,
+    leaves at once: once in six runs of two jobs at a time, such a rank aborted in the
+    interpreter's teardown ("terminate called without an active exception", gloo's threads),
+    and torchrun then stopped the main process before it had written a result."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _summary(args: argparse.Namespace, report: Any) -> int:

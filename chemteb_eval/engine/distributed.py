@@ -23,16 +23,26 @@ shape a little, as it does with another batch size. Facts from our checks: on a 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from chemteb_eval.errors import ChemtebError, require_extra
 
-__all__ = ["check_shared", "distributed_state", "finish", "gather_numbers", "owner", "share"]
+__all__ = [
+    "RankRefused",
+    "check_shared",
+    "distributed_state",
+    "finish",
+    "gather_numbers",
+    "main_list",
+    "owner",
+    "share",
+]
 
 
 def distributed_state() -> Any | None:
@@ -61,10 +71,36 @@ def _where() -> str:
     return f"rank {os.environ.get('RANK', '?')} on {socket.gethostname()}"
 
 
-def check_shared(state: Any, folder: Path | None, read_only: bool) -> None:
-    """Every rank's cache must be one folder, keyed alike and writable, or the ranks' vectors
-    never meet: raises ``ChemtebError`` on every rank, naming the ranks whose folder is not
-    rank 0's (a node whose ``CHEMTEB_CACHE`` is a local disk), before anything is encoded.
+class RankRefused(ChemtebError):
+    """A start check every rank fails alike: ``said`` is False on a rank that is not named in
+    it (rank 0 and the ranks at fault say it; the others stay quiet: one line a culprit)."""
+
+    def __init__(self, message: str, said: bool) -> None:
+        super().__init__(message)
+        self.said = said
+
+
+@contextlib.contextmanager
+def _meeting(what: str) -> Iterator[None]:
+    """A collective call whose other side left (a rank that failed or was killed): one line,
+    not gloo's traceback."""
+    try:
+        yield
+    except RuntimeError as exc:
+        if isinstance(exc, ChemtebError):
+            raise
+        raise ChemtebError(
+            f"{what}: another rank left the run ({str(exc).splitlines()[0][:120]}); its own "
+            "line and torchrun's report say why. What was committed is kept: run again."
+        ) from None
+
+
+def check_shared(state: Any, folder: Path | None, read_only: bool, agree: str = "") -> None:
+    """Every rank's cache must be one folder, keyed alike and writable, and every rank must
+    run the same tasks and settings (``agree``: a digest of them), or the ranks' vectors never
+    meet: raises ``RankRefused`` on every rank, naming the ranks at fault and what differs (a
+    node whose ``CHEMTEB_CACHE`` is a local disk, another ``-t``, ``--no-cache``), before
+    anything is encoded.
 
     Rank 0 leaves a file of a fresh random name in its folder; each rank looks for it in its
     own. Collective: every rank calls it at the same point."""
@@ -78,42 +114,78 @@ def check_shared(state: Any, folder: Path | None, read_only: bool) -> None:
         except OSError:
             mark = None
     try:
-        dist.broadcast_object_list(token, src=0)
-        name = folder.name if folder is not None else None
-        seen = folder is not None and (folder / f"ranks.{token[0]}.check").is_file()
-        mine = (_where(), name, seen, read_only)
-        every: list[Any] = [None] * state.num_processes
-        dist.all_gather_object(every, mine)
+        with _meeting("the ranks' start"):
+            dist.broadcast_object_list(token, src=0)
+            seen = folder is not None and (folder / f"ranks.{token[0]}.check").is_file()
+            path = str(folder) if folder is not None else None
+            mine = (_where(), path, seen, read_only, agree)
+            every: list[Any] = [None] * state.num_processes
+            dist.all_gather_object(every, mine)
     finally:  # (a rank 0 killed here leaves it: the cache's next opener removes it, aged)
         if mark is not None:
             mark.unlink(missing_ok=True)
-    first = every[0][1]
-    if first is None:
-        raise ChemtebError(
-            "sharded encoding hands the ranks' vectors over through the embedding cache: run "
-            "without --no-cache, with CHEMTEB_CACHE on a folder every rank can write."
-        )
-    keyed = [w for w, n, _, _ in every if n != first]
+    message, culprits = _refusal(every)
+    if message:
+        me = every[state.process_index][0]
+        if me in culprits and folder is not None and every[0][1] is not None:
+            with contextlib.suppress(OSError):  # a folder of this rank's key made for nothing
+                if folder.name != Path(every[0][1]).name:
+                    folder.rmdir()
+        # the ranks at fault say it, but where all are (the same command everywhere), rank 0
+        alone = me in culprits and len(culprits) < len(every)
+        raise RankRefused(message, said=state.is_main_process or alone)
+
+
+def _refusal(every: list[Any]) -> tuple[str, list[str]]:
+    """What is wrong among the ranks' reports, and which ranks are at fault ("" if nothing)."""
+    where, first, _, _, agree = every[0]
+    without = [w for w, p, _, _, _ in every if p is None]
+    if without:
+        return (
+            f"{', '.join(without)} run without an embedding cache (--no-cache): under torchrun "
+            "the ranks hand their vectors over through it. Run every rank without --no-cache, "
+            "with CHEMTEB_CACHE on a folder all of them can write."
+        ), without
+    name = Path(first).name
+    keyed = [w for w, p, _, _, _ in every if Path(p).name != name]
     if keyed:
-        raise ChemtebError(
-            f"{', '.join(keyed)} key the model's vectors as another cache than rank 0 "
-            f"({first}): other library versions or another CPU/GPU kernel set give other "
-            "bits; run every rank in one environment on one kind of machine."
-        )
-    locked = [w for w, _, _, r in every if r]
+        return (
+            f"{', '.join(keyed)} key the model's vectors otherwise than rank 0 ({name}): other "
+            "library versions, another CPU/GPU kernel set (ONEDNN_MAX_CPU_ISA, another CPU) or "
+            "another precision give other bits; run every rank in one environment on one kind "
+            "of machine, with the same command."
+        ), keyed
+    other = [w for w, _, _, _, a in every if a != agree]
+    if other:
+        return (
+            f"{', '.join(other)} were started with other tasks or settings than rank 0 (-t, -b, "
+            "--batch-size, --dims, ...): run the same command on every node."
+        ), other
+    locked = [w for w, _, _, r, _ in every if r]
     if locked:
-        raise ChemtebError(
+        return (
             f"{', '.join(locked)} cannot write the embedding cache folder {first}: every rank "
             "commits its own blocks; give them a folder they can write (CHEMTEB_CACHE)."
-        )
-
-    apart = [w for w, _, s, _ in every if not s]
+        ), locked
+    apart = [w for w, _, s, _, _ in every if not s]
     if apart:
-        raise ChemtebError(
-            f"{', '.join(apart)} cannot see rank 0's embedding cache folder ({first}): each "
-            "node would encode alone. Set CHEMTEB_CACHE on every node to one shared folder "
-            "(NFS, Lustre, a mounted volume); see docs/running.md#several-machines."
-        )
+        return (
+            f"{', '.join(apart)} cannot see rank 0's embedding cache folder ({first}, on "
+            f"{where.split(' on ', 1)[1]}): each node would encode alone. Set CHEMTEB_CACHE on "
+            "every node to one shared folder (NFS, Lustre, a mounted volume); see "
+            "docs/running.md#several-gpus-and-several-machines."
+        ), apart
+    return "", []
+
+
+def main_list(state: Any, names: list[str]) -> list[str]:
+    """Rank 0's ``names`` on every rank (a plan's task names: a few strings, never vectors)."""
+    import torch.distributed as dist
+
+    box: list[Any] = [list(names) if state.is_main_process else None]
+    with _meeting("the ranks' plan"):
+        dist.broadcast_object_list(box, src=0)
+    return [str(n) for n in box[0]]
 
 
 def gather_numbers(state: Any, numbers: Mapping[str, float]) -> list[dict[str, float]]:
@@ -121,7 +193,8 @@ def gather_numbers(state: Any, numbers: Mapping[str, float]) -> list[dict[str, f
     import torch.distributed as dist
 
     every: list[Any] = [None] * state.num_processes
-    dist.all_gather_object(every, dict(numbers))
+    with _meeting("the ranks' end"):
+        dist.all_gather_object(every, dict(numbers))
     return [dict(n) for n in every]
 
 
@@ -134,5 +207,6 @@ def finish(state: Any) -> None:
     import torch.distributed as dist
 
     if dist.is_initialized():
-        state.wait_for_everyone()
+        with _meeting("the ranks' end"):
+            state.wait_for_everyone()
         dist.destroy_process_group()

@@ -84,6 +84,8 @@ class EmbeddingEngine:
         verify: asked once, with the vectors the model returns now for a few texts the cache
             holds and the cached ones (and the cache's folder), raising where the cache is not
             this model's (an API model's: ``models.identity.ProbeGuard.compare``).
+        agree: under torchrun, what every rank must share (a digest of the run's tasks and
+            settings): a rank that differs is refused at the start.
     """
 
     def __init__(
@@ -94,6 +96,7 @@ class EmbeddingEngine:
         batch_size: int = DEFAULT_BATCH_SIZE,
         progress: bool = True,
         verify: Callable[[NDArray[np.float32], NDArray[np.float32], str], None] | None = None,
+        agree: str = "",
     ) -> None:
         batch_size = check_batch_size(batch_size)
         self.encoder = encoder
@@ -125,9 +128,12 @@ class EmbeddingEngine:
         self.state = distributed_state()
         self._main = self.state is None or bool(self.state.is_main_process)
         self._others: list[str] = []  # the keys other ranks encode (their costs read at the end)
+        # ... kept once the ranks met: one of them the main process must encode after all (a
+        # rank whose load failed) is a text encoded, not work done again
+        self._by_others: set[str] = set()
         if self.state is not None:
             folder = cache.path if cache is not None else None
-            check_shared(self.state, folder, cache is not None and cache.read_only)
+            check_shared(self.state, folder, cache is not None and cache.read_only, agree)
 
     def prefetch(self, requests: Iterable[tuple[str, str]]) -> EncodeStats:
         """Encode what ``embed`` will be asked for: each unique (prompt, text) once.
@@ -208,6 +214,7 @@ class EmbeddingEngine:
         if self.cache is not None and self._others and self._main:
             others = [k for k in self._others if k not in self._cost]
             self._cost.update(self.cache.costs(others))
+            self._by_others = set(self._others)
         self._others = []
 
     def _count_hits(self, keys: list[str], todo: list[str]) -> list[str]:
@@ -544,7 +551,8 @@ class EmbeddingEngine:
             # counted once each (unique = cache_hits + encoded): one this run encoded or read
             # already is work done again, not another text (8 unique texts were reported as 16
             # encoded after the cache's folder was removed mid-run); one never prefetched is new
-            again = sum(1 for k in redo if k in self._seen and k not in self._hits)
+            settled = self._hits, self._by_others
+            again = sum(1 for k in redo if k in self._seen and not any(k in s for s in settled))
             new = [k for k in redo if k not in self._seen]
             from tqdm.auto import tqdm
 

@@ -12,6 +12,7 @@ done. Finished tasks are skipped on a rerun; a failing task is recorded and the 
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -20,11 +21,11 @@ from typing import Any
 
 from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingEngine
-from chemteb_eval.engine.distributed import distributed_state
+from chemteb_eval.engine.distributed import distributed_state, main_list
 from chemteb_eval.errors import require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, check_batch_size, check_device
-from chemteb_eval.models.spec import parse_model_spec
+from chemteb_eval.models.spec import ModelSpec, parse_model_spec
 from chemteb_eval.models.variant import ModelVariant
 from chemteb_eval.scoring._validation import check_beta
 from chemteb_eval.scoring.compression import Compression, check_dims, check_precisions
@@ -211,7 +212,7 @@ def execute(prepared: Prepared, started: float) -> RunReport:
     output_dir = prepared.options.output_dir
     existed = {p for p in (output_dir, *output_dir.parents) if p.exists()}
     state = distributed_state()  # before the model: each rank on its own GPU
-    prepared = _on_rank_device(prepared, state)
+    prepared = _on_rank(prepared, state)
     opened = open_model(prepared)
     report = RunReport(results_dir=opened.out_dir)
     main = state is None or bool(state.is_main_process)
@@ -237,7 +238,7 @@ def execute(prepared: Prepared, started: float) -> RunReport:
             prepared.precisions,
         )
         identities: dict[str, str] = {}
-        loaded = _load_pending(prepared, report, identities)
+        loaded = _load_pending(prepared, report, identities, state)
     options = prepared.options
     verify = opened.guard.compare if opened.guard is not None else None
     engine = EmbeddingEngine(
@@ -246,6 +247,7 @@ def execute(prepared: Prepared, started: float) -> RunReport:
         batch_size=options.batch_size,
         progress=options.progress,
         verify=verify,
+        agree=_agreement(prepared) if state is not None else "",
     )
     try:
         prefetch(engine, opened.encoder, prepared.plan, loaded)
@@ -275,27 +277,65 @@ def _encoding(engine: EmbeddingEngine) -> dict[str, float]:
     return out
 
 
-def _on_rank_device(prepared: Prepared, state: Any) -> Prepared:
-    """Under torchrun on GPUs, a run that names no GPU index takes its local rank's
-    (``cuda:LOCAL_RANK``, as accelerate places it): four ranks on one GPU would share it."""
-    device = prepared.options.device
-    if state is None or device not in (None, "cuda") or state.device.type != "cuda":
+def _on_rank(prepared: Prepared, state: Any) -> Prepared:
+    """Under torchrun: on GPUs, a run that names no GPU index takes its local rank's
+    (``cuda:LOCAL_RANK``, as accelerate places it: four ranks on one GPU would share it); the
+    other ranks than the main process say nothing and draw no bars (the main process says the
+    run: every line was printed once a rank). Their errors they still say (``cli._say``)."""
+    if state is None:
         return prepared
-    return replace(prepared, options=replace(prepared.options, device=str(state.device)))
+    options = prepared.options
+    device = options.device
+    if device in (None, "cuda") and state.device.type == "cuda":
+        options = replace(options, device=str(state.device))
+    if not state.is_main_process:
+        options = replace(options, log=_silent, progress=False)
+    return replace(prepared, options=options)
+
+
+def _silent(_: str) -> None:
+    pass
+
+
+def _agreement(prepared: Prepared) -> str:
+    """What every rank of a torchrun must run alike, as a digest: the model, the tasks and
+    benchmark, the variant, the batch size (a GPU's vectors depend on it), ``--overwrite``."""
+    model = prepared.model
+    named = repr(model) if isinstance(model, ModelSpec) else type(model).__qualname__
+    plan = prepared.plan
+    options = prepared.options
+    parts = [
+        named,
+        [t.name for t in plan.tasks],
+        plan.benchmark.name if plan.benchmark is not None else None,
+        repr(prepared.variant),
+        options.batch_size,
+        options.overwrite,
+    ]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
 
 
 def _load_pending(
-    prepared: Prepared, report: RunReport, identities: dict[str, str]
+    prepared: Prepared, report: RunReport, identities: dict[str, str], state: Any
 ) -> dict[str, TaskData]:
     """The data of every task the model's folder or a variant's needs scored; ``identities``
     receives each loaded task's data identity. A task whose result turns out current once its
-    data is fingerprinted is dropped (``settle_everywhere``)."""
+    data is fingerprinted is dropped (``settle_everywhere``). Under torchrun the other ranks
+    follow the main process's plan, whatever their own results folder holds (it need only be
+    the main process's: a node's stale or empty one changes nothing)."""
     plan, options, out_dir = prepared.plan, prepared.options, report.results_dir
     overwrite, log = options.overwrite, options.log
     todo = pending_everywhere(plan, out_dir, overwrite, report, log)
+    if state is not None:
+        names = set(main_list(state, [t.name for t in todo]))
+        todo = [t for t in plan.tasks if t.name in names]
     paths = {name: Path(path) for name, path in (options.data_paths or {}).items()}
     loaded = load(plan, todo, report, log, paths, progress=options.progress, identities=identities)
-    settle_everywhere(plan, loaded, identities, out_dir, overwrite, report, log)
+    if state is None or state.is_main_process:
+        settle_everywhere(plan, loaded, identities, out_dir, overwrite, report, log)
+    if state is not None:
+        kept = set(main_list(state, sorted(loaded)))
+        loaded = {name: data for name, data in loaded.items() if name in kept}
     return loaded
 
 
