@@ -220,6 +220,10 @@ def test_a_killed_rank_loses_nothing_and_a_rerun_at_another_world_size_finishes(
     proc = _launch(cmd, env)
     assert proc.returncode != 0
     assert "Signal 9 (SIGKILL)" in proc.stderr  # torchrun names the rank's death
+    # rank 0, stopped by torchrun (SIGTERM) or left alone at the end, kept what it had done and
+    # recorded the run; it says so in one line, no traceback
+    assert len(next(out.rglob("runs.jsonl")).read_text().splitlines()) == 1
+    assert "[rank0]: Traceback" not in proc.stderr
     folder = next((tmp_path / "killed" / "cache").rglob("*.vectors"))
     kept = stored_vectors(folder)  # every committed block reads whole (the helper checks)
     ref = _vectors(single)
