@@ -9,6 +9,7 @@ The tree (``tests/test_errors_tree.py`` holds it to the classes)::
     ├── HubUnavailableError                the Hub cannot be used now (offline or unreachable)
     │                                      and what was asked for is not cached
     ├── ProbeMoved                         models.identity: an API model's vectors left its anchor
+    ├── RankRefused                        engine.distributed: torchrun's ranks not run alike
     ├── TaskFileError (ValueError)         tasks.custom: a task file that cannot be used
     └── CustomDataError (ValueError)       data.custom: a task file's data files
 

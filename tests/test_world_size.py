@@ -73,10 +73,14 @@ def _port() -> int:
 
 
 def _two_nodes(
-    tmp: Path, name: str, envs: list[dict[str, str]], clis: list[list[str]] | None = None
+    tmp: Path,
+    name: str,
+    envs: list[dict[str, str]],
+    clis: list[list[str]] | None = None,
+    cwds: list[Path] | None = None,
 ) -> list[Any]:
     """Two torchrun launches of one process each, meeting through a c10d rendezvous (each
-    with its own ``chemteb`` arguments where ``clis`` gives them)."""
+    with its own ``chemteb`` arguments and folder where ``clis`` and ``cwds`` give them)."""
     port, out = _port(), tmp / name / "out"
     procs = []
     for i, env in enumerate(envs):
@@ -91,7 +95,12 @@ def _two_nodes(
         ]
         procs.append(
             subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=cwds[i] if cwds else None,
             )
         )
     said = [p.communicate(timeout=900) for p in procs]
@@ -180,8 +189,9 @@ def test_a_node_without_the_shared_folder_is_told_at_the_start(
     done = _two_nodes(tmp_path, "apart", envs)
     assert all(rc != 0 for rc, _, _ in done)
     said = "".join(err for _, _, err in done)
-    assert "cannot see rank 0's embedding cache folder" in said and "CHEMTEB_CACHE" in said
-    assert "Traceback" not in said.split("cannot see")[0][-400:]  # the CLI's line, not a trace
+    assert "rank 1 on" in said and "embedding cache folder" in said and "is not there" in said
+    assert "CHEMTEB_CACHE on every node" in said
+    assert "[rank0]: Traceback" not in said and "[rank1]: Traceback" not in said
     for name in ("a", "b"):  # nothing encoded, nothing scored
         assert not list((tmp_path / "apart" / name).rglob("*.block"))
     assert not list((tmp_path / "apart").rglob("PipChem*.json"))
@@ -221,13 +231,15 @@ def test_a_killed_rank_loses_nothing_and_a_rerun_at_another_world_size_finishes(
     assert proc.returncode != 0
     assert "Signal 9 (SIGKILL)" in proc.stderr  # torchrun names the rank's death
     # rank 0, stopped by torchrun (SIGTERM) or left alone at the end, kept what it had done and
-    # recorded the run; it says so in one line, no traceback
-    assert len(next(out.rglob("runs.jsonl")).read_text().splitlines()) == 1
+    # recorded the run, every rank's committed texts counted; one line, no traceback
+    (first,) = next(out.rglob("runs.jsonl")).read_text().splitlines()
     assert "[rank0]: Traceback" not in proc.stderr
     folder = next((tmp_path / "killed" / "cache").rglob("*.vectors"))
     kept = stored_vectors(folder)  # every committed block reads whole (the helper checks)
     ref = _vectors(single)
     assert 128 <= len(kept) < len(ref)
+    stopped = json.loads(first)["encoding"]
+    assert stopped["encoded"] == len(kept) and stopped["processes"] == 2
     assert all(kept[k] == ref[k] for k in kept)  # nothing committed is wrong
     # the rerun, at world size 3: only what is missing is encoded, the clean run's numbers
     again = [_torchrun(), "--standalone", "--nproc_per_node=3", *_cli(out)]
@@ -247,7 +259,7 @@ def test_no_cache_under_torchrun_is_a_clear_error(base: dict[str, str], tmp_path
     cmd = [_torchrun(), "--standalone", "--nproc_per_node=2", *_cli(out, "--no-cache")]
     proc = _launch(cmd, env)
     assert proc.returncode != 0
-    assert "run without an embedding cache (--no-cache)" in proc.stderr
+    assert "no embedding cache (--no-cache)" in proc.stderr
     assert proc.stderr.count("chemteb:") == 1  # rank 0 says what every rank fails alike
 
 
@@ -283,7 +295,7 @@ def test_a_node_with_its_own_stale_results_follows_rank_0s_plan(
     "what, said",
     [
         ("tasks", "rank 1 on"),
-        ("no-cache", "run without an embedding cache (--no-cache)"),
+        ("no-cache", "no embedding cache (--no-cache)"),
         ("cache-is-a-file", "chemteb: rank 1: embedding cache folder"),
     ],
 )
@@ -305,11 +317,36 @@ def test_a_node_started_otherwise_is_told_on_its_own_node(
     node_b = done[1][2]
     assert said in node_b, node_b[-2000:]  # the node at fault says it, in one line
     if what == "tasks":
-        assert "other tasks or settings than rank 0" in node_b
-        assert "other tasks or settings than rank 0" in done[0][2]  # and rank 0 too
+        assert "another command than rank 0's" in node_b
+        assert "another command than rank 0's" in done[0][2]  # and rank 0 too
     for _, _, err in done:  # our lines, not a Python traceback of ours (torchrun's may follow)
         ours = [line for line in err.splitlines() if line.startswith("chemteb:")]
         assert ours and all("Traceback" not in line for line in ours)
         assert "[rank0]: Traceback" not in err and "[rank1]: Traceback" not in err
     assert not list((tmp_path / what).rglob("*.block"))
     assert not list((tmp_path / what).rglob("PipChem*.json"))
+
+
+def test_a_node_with_other_data_under_the_same_command_is_refused(
+    base: dict[str, str], tmp_path: Path
+) -> None:
+    """One command, a task file read from each node's own folder, other rows on node B: refused
+    before encoding (it was encoded twice, "8 unique, 12 encoded"), the task named."""
+    env = _env(base, tmp_path / "data" / "cache")
+    rows = {"a": "ethanol,ethyl alcohol,1\nbenzene,water,0\n", "b": "acetone,propanone,1\n"}
+    for node, body in rows.items():
+        folder = tmp_path / node
+        folder.mkdir()
+        (folder / "syn.yaml").write_text(
+            "name: SynonymPairs\ntype: PairClassification\nsource:\n  path: syn.csv\n"
+        )
+        (folder / "syn.csv").write_text("sentence1,sentence2,label\n" + body + "hexane,salt,0\n")
+    out = tmp_path / "data" / "out"
+    cli = ["-m", "chemteb_eval", "run", "--task-file", "syn.yaml", "--output-dir", str(out)]
+    done = _two_nodes(
+        tmp_path, "data", [env, dict(env)], [cli, cli], [tmp_path / "a", tmp_path / "b"]
+    )
+    assert all(rc != 0 for rc, _, _ in done), [e[-1500:] for _, _, e in done]
+    for _, _, err in done:  # said on both nodes
+        assert "other data than rank 0's for SynonymPairs" in err, err[-1500:]
+    assert not list((tmp_path / "data").rglob("*.block"))

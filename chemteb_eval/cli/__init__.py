@@ -52,9 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _say(line: str, *, own: bool = False) -> None:
-    """An error line: under torchrun rank 0 says what every process fails alike (an argument),
-    and each other rank says only its own error (``own``: its cache, its data; a start check
-    it is named in), as ``chemteb: rank N: ...``. The other ranks wait a moment before they
+    """An error line: under torchrun rank 0 says it, and another rank only where ``own`` (the
+    first process of another node, a start check it is named in), as ``chemteb: rank N: ...``:
+    a node's own cache or data fail there alone. The other ranks wait a moment before they
     exit: torchrun stops every process as soon as one exits, and a rank that failed first
     would otherwise cut rank 0 off before its line (seen under load: no line at all)."""
     rank = os.environ.get("RANK", "0")
@@ -129,9 +129,14 @@ def _main(argv: Sequence[str] | None) -> int:
         _say(f"chemteb: error: {exc}")
         return 2
     except ChemtebError as exc:
-        # The environment (token, network, data): one line that says what to do (a start check
-        # of torchrun's ranks that names other ranks than this one: theirs and rank 0's to say)
-        _say(f"chemteb: {exc}", own=getattr(exc, "said", True))
+        # The environment (token, network, data): one line that says what to do. Under
+        # torchrun, rank 0 says it, and another node's first process its own (a node's cache
+        # or data; each node's output is its own); a start check of the ranks names who says it
+        said = getattr(exc, "said", None)
+        _say(
+            f"chemteb: {exc}",
+            own=os.environ.get("LOCAL_RANK", "0") == "0" if said is None else said,
+        )
         return 1
     except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback from inside torch
         if getattr(args, "writes", True):

@@ -209,9 +209,8 @@ class EmbeddingCache:
         return True
 
     def _reclaim(self) -> None:
-        """Delete the part files of writers that died mid-block (their lock is free), files a
-        writer killed between creating and locking one left (empty, a minute old), and the mark
-        of a torchrun start whose rank 0 died before removing it (an hour old)."""
+        """Delete dead writers' part files (their lock free; or empty, a minute old, killed
+        before the lock), and a torchrun start's mark its dead rank 0 left (an hour old)."""
         for part in [*self.path.glob("*.part"), *self.path.glob("*.new")]:
             try:
                 with open_regular(part) as file:

@@ -35,6 +35,8 @@ from chemteb_eval.errors import ChemtebError, require_extra
 
 __all__ = [
     "RankRefused",
+    "add_up",
+    "check_data",
     "check_shared",
     "distributed_state",
     "finish",
@@ -127,10 +129,10 @@ def check_shared(state: Any, folder: Path | None, read_only: bool, agree: str = 
     message, culprits = _refusal(every)
     if message:
         me = every[state.process_index][0]
-        if me in culprits and folder is not None and every[0][1] is not None:
-            with contextlib.suppress(OSError):  # a folder of this rank's key made for nothing
-                if folder.name != Path(every[0][1]).name:
-                    folder.rmdir()
+        own = folder is not None and (not seen or folder.name != Path(every[0][1] or "").name)
+        if me in culprits and own and folder is not None:
+            with contextlib.suppress(OSError):  # this rank's own folder, made for nothing
+                folder.rmdir()
         # the ranks at fault say it, but where all are (the same command everywhere), rank 0
         alone = me in culprits and len(culprits) < len(every)
         raise RankRefused(message, said=state.is_main_process or alone)
@@ -142,40 +144,66 @@ def _refusal(every: list[Any]) -> tuple[str, list[str]]:
     without = [w for w, p, _, _, _ in every if p is None]
     if without:
         return (
-            f"{', '.join(without)} run without an embedding cache (--no-cache): under torchrun "
-            "the ranks hand their vectors over through it. Run every rank without --no-cache, "
-            "with CHEMTEB_CACHE on a folder all of them can write."
+            f"{', '.join(without)}: no embedding cache (--no-cache); under torchrun the ranks "
+            "hand their vectors over through it. Run every rank without --no-cache, with "
+            "CHEMTEB_CACHE on a folder all of them can write."
         ), without
     name = Path(first).name
     keyed = [w for w, p, _, _, _ in every if Path(p).name != name]
     if keyed:
         return (
-            f"{', '.join(keyed)} key the model's vectors otherwise than rank 0 ({name}): other "
-            "library versions, another CPU/GPU kernel set (ONEDNN_MAX_CPU_ISA, another CPU) or "
-            "another precision give other bits; run every rank in one environment on one kind "
-            "of machine, with the same command."
+            f"{', '.join(keyed)}: the model's vectors keyed otherwise than on rank 0 ({name}): "
+            "other library versions, another CPU/GPU kernel set (ONEDNN_MAX_CPU_ISA, another "
+            "CPU) or another precision give other bits; run every rank in one environment on "
+            "one kind of machine, with the same command."
         ), keyed
     other = [w for w, _, _, _, a in every if a != agree]
     if other:
         return (
-            f"{', '.join(other)} were started with other tasks or settings than rank 0 (-t, -b, "
-            "--batch-size, --dims, ...): run the same command on every node."
+            f"{', '.join(other)}: another command than rank 0's (-t, -b, --batch-size, --dims, "
+            "--overwrite, ...): run the same command on every node."
         ), other
     locked = [w for w, _, _, r, _ in every if r]
     if locked:
         return (
-            f"{', '.join(locked)} cannot write the embedding cache folder {first}: every rank "
-            "commits its own blocks; give them a folder they can write (CHEMTEB_CACHE)."
+            f"{', '.join(locked)}: the embedding cache folder {first} cannot be written there; "
+            "every rank commits its own blocks: give them a folder they can write (CHEMTEB_CACHE)."
         ), locked
     apart = [w for w, _, s, _, _ in every if not s]
     if apart:
         return (
-            f"{', '.join(apart)} cannot see rank 0's embedding cache folder ({first}, on "
-            f"{where.split(' on ', 1)[1]}): each node would encode alone. Set CHEMTEB_CACHE on "
-            "every node to one shared folder (NFS, Lustre, a mounted volume); see "
-            "docs/running.md#several-gpus-and-several-machines."
+            f"{', '.join(apart)}: rank 0's embedding cache folder ({first}, on "
+            f"{where.split(' on ', 1)[1]}) is not there; each node would encode alone. Set "
+            "CHEMTEB_CACHE on every node to one shared folder (NFS, Lustre, a mounted volume); "
+            "see docs/running.md#several-gpus-and-several-machines."
         ), apart
     return "", []
+
+
+def check_data(state: Any, identities: Mapping[str, str]) -> None:
+    """Every rank must have loaded the same data as rank 0 (``identities``: each loaded task's
+    data identity), or its share would be of other texts (a task file or ``--data-path`` of
+    other contents on one node, another ``--pipchem-scale``, a task that failed to load there):
+    raises ``RankRefused`` naming the ranks and the tasks, before anything is encoded."""
+    import torch.distributed as dist
+
+    every: list[Any] = [None] * state.num_processes
+    with _meeting("the ranks' data"):
+        dist.all_gather_object(every, (_where(), dict(identities)))
+    first = every[0][1]
+    apart = []
+    for where, mine in every[1:]:
+        tasks = sorted(t for t in first.keys() | mine.keys() if first.get(t) != mine.get(t))
+        if tasks:
+            said = [t + (" (not loaded there)" if t not in mine else "") for t in tasks[:5]]
+            apart.append(f"{where}: other data than rank 0's for {', '.join(said)}")
+    if apart:
+        culprit = any(every[state.process_index][0] in a for a in apart)
+        message = "; ".join(apart) + (
+            " (a task file or --data-path of other contents, another --pipchem-scale, a "
+            "load that failed there: its own run says why). Give every node the same data."
+        )
+        raise RankRefused(message, said=state.is_main_process or culprit)
 
 
 def main_list(state: Any, names: list[str]) -> list[str]:
@@ -196,6 +224,20 @@ def gather_numbers(state: Any, numbers: Mapping[str, float]) -> list[dict[str, f
     with _meeting("the ranks' end"):
         dist.all_gather_object(every, dict(numbers))
     return [dict(n) for n in every]
+
+
+def add_up(state: Any, stats: Any) -> int:
+    """Every rank's ``stats`` (an ``EncodeStats``) into each rank's: the texts and tokens
+    summed, the slowest rank's seconds (the run's throughput); returns the world size."""
+    mine = {"encoded": stats.encoded, "seconds": stats.seconds}
+    if stats.tokens is not None:
+        mine["tokens"] = stats.tokens
+    every = gather_numbers(state, mine)
+    stats.encoded = int(sum(n["encoded"] for n in every))
+    stats.seconds = max(n["seconds"] for n in every)
+    tokens = [n["tokens"] for n in every if "tokens" in n]
+    stats.tokens = int(sum(tokens)) if tokens else None
+    return len(every)
 
 
 def finish(state: Any) -> None:

@@ -26,7 +26,7 @@ from ._batches import (
     token_budget_batches,
 )
 from .cache import EmbeddingCache, text_key
-from .distributed import check_shared, distributed_state, finish, gather_numbers, share
+from .distributed import add_up, check_shared, distributed_state, finish, share
 
 __all__ = [
     "MAX_ROWS_PER_CALL",
@@ -86,6 +86,8 @@ class EmbeddingEngine:
             this model's (an API model's: ``models.identity.ProbeGuard.compare``).
         agree: under torchrun, what every rank must share (a digest of the run's tasks and
             settings): a rank that differs is refused at the start.
+        ranks_checked: the caller checked the ranks' cache folder already
+            (``distributed.check_shared``: the runner does, before loading any data).
     """
 
     def __init__(
@@ -97,6 +99,7 @@ class EmbeddingEngine:
         progress: bool = True,
         verify: Callable[[NDArray[np.float32], NDArray[np.float32], str], None] | None = None,
         agree: str = "",
+        ranks_checked: bool = False,
     ) -> None:
         batch_size = check_batch_size(batch_size)
         self.encoder = encoder
@@ -131,7 +134,7 @@ class EmbeddingEngine:
         # ... kept once the ranks met: one of them the main process must encode after all (a
         # rank whose load failed) is a text encoded, not work done again
         self._by_others: set[str] = set()
-        if self.state is not None:
+        if self.state is not None and not ranks_checked:
             folder = cache.path if cache is not None else None
             check_shared(self.state, folder, cache is not None and cache.read_only, agree)
 
@@ -200,15 +203,7 @@ class EmbeddingEngine:
         if state is None:
             return
         self.flush()
-        mine = {"encoded": self.stats.encoded, "seconds": self.stats.seconds}
-        if self.stats.tokens is not None:
-            mine["tokens"] = self.stats.tokens
-        every = gather_numbers(state, mine)
-        self.stats.encoded = int(sum(n["encoded"] for n in every))
-        self.stats.seconds = max(n["seconds"] for n in every)
-        tokens = [n["tokens"] for n in every if "tokens" in n]
-        self.stats.tokens = int(sum(tokens)) if tokens else None
-        self.ranks = len(every)
+        self.ranks = add_up(state, self.stats)
         finish(state)
         self.state = None  # the group is closed: a later prefetch runs alone
         if self.cache is not None and self._others and self._main:
@@ -216,6 +211,18 @@ class EmbeddingEngine:
             self._cost.update(self.cache.costs(others))
             self._by_others = set(self._others)
         self._others = []
+
+    def count_others(self) -> None:
+        """Where the ranks never met (a run stopped by a failure or a signal), the texts of
+        the other ranks' shares that the cache holds now are counted as this run's (the main
+        process's record then counts every rank's, as ``finish_ranks`` would)."""
+        state, others = self.state, self._others
+        if state is None or not others or not self._main or self.cache is None:
+            return
+        with contextlib.suppress(Exception):  # a run ending in an error: its first error stands
+            self.stats.encoded += len(others) - len(self.cache.missing(others))
+            self.ranks = state.num_processes
+            self._others = []
 
     def _count_hits(self, keys: list[str], todo: list[str]) -> list[str]:
         """The keys found in the cache (``todo``: those not), kept as counted hits."""

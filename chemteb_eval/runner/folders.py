@@ -67,14 +67,21 @@ def no_empty_folder_left(out_dir: Path, existed: set[Path]) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        if out_dir not in existed:
-            remove_lone_meta(out_dir)  # this run's own, and all there is
-        for folder in (out_dir, *out_dir.parents):
-            if folder in existed:
-                break
-            with contextlib.suppress(OSError):  # not empty, or not ours to remove: kept
-                folder.rmdir()
+        remove_made(out_dir, existed)
         raise
+
+
+def remove_made(out_dir: Path, existed: set[Path], *, meta: bool = True) -> None:
+    """The folders this run made for ``out_dir`` while they hold nothing but this run's
+    ``model_meta.json`` (``no_empty_folder_left``), or nothing at all (``meta=False``: a
+    torchrun rank that writes no file, where the main process writes its own)."""
+    if meta and out_dir not in existed:
+        remove_lone_meta(out_dir)  # this run's own, and all there is
+    for folder in (out_dir, *out_dir.parents):
+        if folder in existed:
+            break
+        with contextlib.suppress(OSError):  # not empty, or not ours to remove: kept
+            folder.rmdir()
 
 
 def write_meta(

@@ -21,7 +21,8 @@ from typing import Any
 
 from chemteb_eval.data.types import TaskData
 from chemteb_eval.engine import EmbeddingEngine
-from chemteb_eval.engine.distributed import distributed_state, main_list
+from chemteb_eval.engine.cache import EmbeddingCache
+from chemteb_eval.engine.distributed import check_data, check_shared, distributed_state, main_list
 from chemteb_eval.errors import require_extras
 from chemteb_eval.models import DEFAULT_RUNTIME
 from chemteb_eval.models.base import DEFAULT_BATCH_SIZE, Encoder, check_batch_size, check_device
@@ -38,6 +39,7 @@ from .encode import prefetch as _prefetch
 from .folders import (
     no_empty_folder_left,
     recorded_meta,
+    remove_made,
     results_folder,
     results_name,
     variant_reports,
@@ -217,18 +219,10 @@ def execute(prepared: Prepared, started: float) -> RunReport:
     report = RunReport(results_dir=opened.out_dir)
     main = state is None or bool(state.is_main_process)
     with no_empty_folder_left(opened.out_dir, existed):
-        # opened first: a damaged cache stops the run before any work
-        cache = open_cache(
-            prepared.options.cache_folder, opened.encoder, prepared.variant, opened.weights
-        )
+        cache = _open_cache(prepared, opened, state)
         if main:
-            write_meta(
-                opened.encoder,
-                opened.weights,
-                opened.out_dir,
-                prepared.variant.precision,
-                opened.probe,
-            )
+            meta = (opened.weights, opened.out_dir, prepared.variant.precision, opened.probe)
+            write_meta(opened.encoder, *meta)
         folders = variant_reports(
             opened.encoder,
             prepared.variant,
@@ -247,7 +241,7 @@ def execute(prepared: Prepared, started: float) -> RunReport:
         batch_size=options.batch_size,
         progress=options.progress,
         verify=verify,
-        agree=_agreement(prepared) if state is not None else "",
+        ranks_checked=True,
     )
     try:
         prefetch(engine, opened.encoder, prepared.plan, loaded)
@@ -256,21 +250,40 @@ def execute(prepared: Prepared, started: float) -> RunReport:
         if main:
             _score(prepared, opened, engine, report, loaded, identities, folders)
     finally:
-        report.encoding = _encoding(engine)
-        report.seconds = time.perf_counter() - started
-        try:
-            engine.close()  # the block in flight committed (after Ctrl-C too)
-        finally:
-            if cache is not None:
-                cache.close()
+        report.encoding, report.seconds = _encoding(engine), time.perf_counter() - started
+        _close(engine, cache)  # the block in flight committed (after Ctrl-C too)
         if main:  # also after Ctrl-C or an error: what was done is recorded
             write_records(prepared, opened, report, folders)
+        else:  # torchrun's other ranks write no results: nor the folders for them
+            remove_made(opened.out_dir, existed, meta=False)
     return report
+
+
+def _close(engine: EmbeddingEngine, cache: EmbeddingCache | None) -> None:
+    try:
+        engine.close()
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def _open_cache(prepared: Prepared, opened: Opened, state: Any) -> EmbeddingCache | None:
+    """The model's cache, opened first: a damaged cache stops the run before any work; under
+    torchrun, one shared cache and one command on every rank, said before any data loads."""
+    cache = open_cache(
+        prepared.options.cache_folder, opened.encoder, prepared.variant, opened.weights
+    )
+    if state is not None:
+        folder, read_only = (cache.path, cache.read_only) if cache is not None else (None, False)
+        check_shared(state, folder, read_only, _agreement(prepared))
+    return cache
 
 
 def _encoding(engine: EmbeddingEngine) -> dict[str, float]:
     """The run's encoding record; under torchrun every rank's texts at the slowest rank's time,
-    and how many processes encoded."""
+    and how many processes encoded (a run stopped before the ranks met: the other ranks' texts
+    the cache holds now)."""
+    engine.count_others()
     out = engine.stats.to_dict()
     if engine.ranks > 1:
         out["processes"] = engine.ranks
@@ -336,6 +349,8 @@ def _load_pending(
     if state is not None:
         kept = set(main_list(state, sorted(loaded)))
         loaded = {name: data for name, data in loaded.items() if name in kept}
+        # one data too: a node's other task file or scale is refused before encoding
+        check_data(state, {name: identities.get(name, "") for name in loaded})
     return loaded
 
 
