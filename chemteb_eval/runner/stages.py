@@ -319,7 +319,7 @@ def _agreement(prepared: Prepared) -> str:
     options = prepared.options
     parts = [
         named,
-        [t.name for t in plan.tasks],
+        sorted(t.name for t in plan.tasks),  # -t A -t B and -t B -t A: one command
         plan.benchmark.name if plan.benchmark is not None else None,
         repr(prepared.variant),
         options.batch_size,
