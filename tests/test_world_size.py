@@ -3,10 +3,10 @@ chemteb_eval run`) under torchrun (gloo, CPU) at world sizes 1, 2 and 3 and on t
 `torchrun --nnodes 2 --rdzv-backend c10d` launches on 127.0.0.1 sharing one cache folder) gives
 bit-identical vectors and the same result files; a rank killed mid-run loses nothing committed
 and a rerun at another world size encodes only what is missing; a node whose cache folder is not
-the others' is told so at the start.
+the others', or that runs another command or other data, is told so at the start.
 
-Cost: ~7 launches of the CLI on three PipChem tasks of the small build (~870 texts, ~2.5 min on
-two cores).
+Cost: ~18 launches of the CLI, most on three PipChem tasks of the small build (~870 texts),
+~4 min on two cores.
 """
 
 from __future__ import annotations
