@@ -66,7 +66,7 @@ def owner(key: str, world: int) -> int:
 
 def share(keys: Sequence[str], world: int, rank: int) -> list[str]:
     """The keys of ``keys`` that rank ``rank`` of ``world`` encodes, in their order."""
-    return [k for k in keys if int(k[:16], 16) % world == rank]
+    return [k for k in keys if owner(k, world) == rank]
 
 
 def _where() -> str:
@@ -191,14 +191,15 @@ def check_data(state: Any, identities: Mapping[str, str]) -> None:
     with _meeting("the ranks' data"):
         dist.all_gather_object(every, (_where(), dict(identities)))
     first = every[0][1]
-    apart = []
+    apart, culprits = [], []
     for where, mine in every[1:]:
         tasks = sorted(t for t in first.keys() | mine.keys() if first.get(t) != mine.get(t))
         if tasks:
             said = [t + (" (not loaded there)" if t not in mine else "") for t in tasks[:5]]
             apart.append(f"{where}: other data than rank 0's for {', '.join(said)}")
+            culprits.append(where)
     if apart:
-        culprit = any(every[state.process_index][0] in a for a in apart)
+        culprit = every[state.process_index][0] in culprits  # by name: rank 1 is not rank 10
         message = "; ".join(apart) + (
             " (a task file or --data-path of other contents, another --pipchem-scale, a "
             "load that failed there: its own run says why). Give every node the same data."
